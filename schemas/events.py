@@ -1,0 +1,158 @@
+"""The capture event contract: what producers put on the queue.
+
+Pure: no I/O. `CaptureEvent.model_json_schema()` is exported to
+`schemas/capture_event.schema.json` for producers in other languages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+# Bounds are deliberately generous for lessons and hard for abuse: a lesson is a
+# paragraph, not a document. The policy may set tighter per-namespace limits.
+MAX_HEADING = 300
+MAX_CONTENT = 20_000
+MAX_TAGS = 32
+MAX_TAG = 64
+NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+EVENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+TAG_RE = re.compile(r"^[^\x00-\x1f\x7f,]{1,64}$")
+
+
+class Kind(str, Enum):
+    retro = "retro"
+    correction = "correction"
+    failure = "failure"
+    pattern = "pattern"
+
+
+class Source(BaseModel):
+    """Where the event came from."""
+
+    model_config = ConfigDict(extra="forbid")
+    agent: str | None = Field(default=None, max_length=128)
+    session: str | None = Field(default=None, max_length=128)
+
+
+def _no_nul(value: str, field: str) -> str:
+    if "\x00" in value:
+        raise ValueError(f"{field} contains a NUL byte")
+    # Lone surrogates come from invalid UTF-8 decoded with surrogateescape or
+    # from JSON "\ud800"; Postgres cannot store them.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{field} is not valid Unicode") from None
+    return value
+
+
+class CaptureEvent(BaseModel):
+    """One lesson an agent wants to remember."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+    event_id: str | None = Field(
+        default=None,
+        description="Idempotency key chosen by the producer; derived from the content when absent.",
+    )
+    namespace: str = Field(description="Project or tenant; memories never cross namespaces.")
+    kind: Kind
+    heading: str = Field(max_length=MAX_HEADING)
+    content: str = Field(max_length=MAX_CONTENT)
+    tags: list[str] = Field(default_factory=list, max_length=MAX_TAGS)
+    occurred_at: datetime | None = None
+    source: Source = Field(default_factory=Source)
+    reasoning: bool = Field(
+        default=False,
+        description="Producer marks intermediate reasoning; the policy refuses it.",
+    )
+    supersedes: str | None = Field(
+        default=None,
+        description="For a correction: the memory id it explicitly replaces.",
+    )
+
+    @field_validator("event_id")
+    @classmethod
+    def _event_id(cls, v: str | None) -> str | None:
+        if v is not None and not EVENT_ID_RE.match(v):
+            raise ValueError("event_id must be 1-128 chars of [A-Za-z0-9._:-]")
+        return v
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, v: str) -> str:
+        if not NAMESPACE_RE.match(v):
+            raise ValueError("namespace must match ^[a-z0-9][a-z0-9._-]{0,62}$")
+        return v
+
+    @field_validator("heading", "content")
+    @classmethod
+    def _text(cls, v: str, info: Any) -> str:
+        _no_nul(v, info.field_name)
+        if not v.strip():
+            raise ValueError(f"{info.field_name} is empty")
+        return v
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, v: list[str]) -> list[str]:
+        for tag in v:
+            if not TAG_RE.match(tag):
+                raise ValueError("each tag must be 1-64 printable chars without commas")
+        return v
+
+    @field_validator("occurred_at")
+    @classmethod
+    def _occurred_at(cls, v: datetime | None) -> datetime | None:
+        if v is not None and v.tzinfo is None:
+            v = v.replace(tzinfo=timezone.utc)
+        return v
+
+    @property
+    def text(self) -> str:
+        """Heading and content as embedded and hashed."""
+        return memory_text(self.heading, self.content)
+
+    def resolved_id(self) -> str:
+        return self.event_id or derive_event_id(
+            self.namespace, self.kind.value, self.heading, self.content
+        )
+
+
+def memory_text(heading: str, content: str) -> str:
+    return f"{heading}\n\n{content}"
+
+
+def content_hash(heading: str, content: str) -> str:
+    """sha256 of the exact UTF-8 bytes: only byte-identical text merges."""
+    return hashlib.sha256(memory_text(heading, content).encode("utf-8")).hexdigest()
+
+
+def derive_event_id(namespace: str, kind: str, heading: str, content: str) -> str:
+    h = hashlib.sha256("\x1f".join([namespace, kind, heading, content]).encode("utf-8"))
+    return "h-" + h.hexdigest()[:40]
+
+
+def raw_event_id(raw: bytes) -> str:
+    """Id for input that is not a valid event: derived from its bytes."""
+    return "raw-" + hashlib.sha256(raw).hexdigest()[:40]
+
+
+def first_error(exc: ValidationError) -> str:
+    """A short exact message for the first validation error, e.g. 'kind: unknown kind'."""
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "event"
+    msg = err["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    if err["type"] == "enum":
+        msg = "must be one of retro, correction, failure, pattern"
+    if err["type"] == "extra_forbidden":
+        msg = "unknown field"
+    return f"{loc}: {msg}"
