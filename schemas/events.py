@@ -120,9 +120,19 @@ class CaptureEvent(BaseModel):
         return memory_text(self.heading, self.content)
 
     def resolved_id(self) -> str:
-        return self.event_id or derive_event_id(
-            self.namespace, self.kind.value, self.heading, self.content
-        )
+        """The producer's event_id, else one derived from what the event says and when.
+
+        Identity is the content plus when and where it occurred: a redelivered message
+        maps to the same id (idempotent), while the same lesson captured again later is
+        a new event (which the gate then merges into the existing memory).
+        """
+        if self.event_id:
+            return self.event_id
+        when = self.occurred_at.isoformat() if self.occurred_at else ""
+        return derive_event_id(
+            self.namespace, self.kind.value, self.heading, self.content,
+            when, self.source.agent or "", self.source.session or "",
+        )  # fmt: skip
 
 
 def memory_text(heading: str, content: str) -> str:
@@ -134,8 +144,8 @@ def content_hash(heading: str, content: str) -> str:
     return hashlib.sha256(memory_text(heading, content).encode("utf-8")).hexdigest()
 
 
-def derive_event_id(namespace: str, kind: str, heading: str, content: str) -> str:
-    h = hashlib.sha256("\x1f".join([namespace, kind, heading, content]).encode("utf-8"))
+def derive_event_id(*parts: str) -> str:
+    h = hashlib.sha256("\x1f".join(parts).encode("utf-8"))
     return "h-" + h.hexdigest()[:40]
 
 

@@ -1,0 +1,57 @@
+"""memsieve.capture: validate, filter and persist events, then wake their namespaces."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import psycopg
+import redis
+
+from tasks import runtime
+from worker import constants, errors
+from worker.app import app
+
+log = logging.getLogger("memsieve.tasks.capture")
+
+MAX_RETRIES = 8
+
+
+@app.task(
+    name=constants.TASK_CAPTURE,
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=MAX_RETRIES,
+)
+def capture(self: Any, payload: Any) -> dict[str, int]:
+    """Accept one event or a list of events (backfills send lists).
+
+    Bad input never raises: each item ends in the ledger as pending or rejected with a
+    reason. Only an unreachable store is retried (with backoff); inbox writes are
+    idempotent, so a retry or a redelivery changes nothing.
+    """
+    items = payload if isinstance(payload, list) else [payload]
+    pipe = runtime.pipeline()
+    try:
+        accepted = pipe.accept(items)
+    except (psycopg.OperationalError, psycopg.errors.AdminShutdown, errors.TransientError) as exc:
+        log.warning("capture: store unavailable (%s); retry %d", type(exc).__name__, self.request.retries + 1)
+        raise self.retry(exc=exc, countdown=runtime.backoff(self.request.retries)) from None
+    touched = sorted({a.namespace for a in accepted if a.status == "pending" and a.namespace})
+    for ns in touched:
+        flush_later(ns)
+    counts = {"pending": 0, "rejected": 0, "duplicate": 0}
+    for a in accepted:
+        counts[a.status] = counts.get(a.status, 0) + 1
+    return counts
+
+
+def flush_later(namespace: str, countdown: float = 0.0) -> None:
+    try:
+        app.send_task(
+            constants.TASK_FLUSH, args=[namespace], queue=constants.QUEUE, countdown=countdown or None
+        )
+    except (redis.RedisError, OSError) as exc:
+        # The sweeper will find the pending events; nothing is lost.
+        log.warning("could not schedule flush of %s: %s", namespace, exc)

@@ -1,0 +1,53 @@
+"""memsieve.flush: drain one namespace's pending events through the gate."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import psycopg
+import redis
+
+from tasks import runtime
+from tasks.capture import flush_later
+from worker import constants, errors
+from worker.app import app
+
+log = logging.getLogger("memsieve.tasks.flush")
+
+
+@app.task(
+    name=constants.TASK_FLUSH,
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=50,
+)
+def flush(self: Any, namespace: Any) -> dict[str, Any]:
+    if not isinstance(namespace, str):
+        return {"error": "namespace must be a string"}
+    pipe = runtime.pipeline()
+    try:
+        result = pipe.flush(namespace)
+    except errors.EmbedderMismatch:
+        raise
+    except (errors.TransientError, psycopg.OperationalError, psycopg.errors.AdminShutdown,
+            redis.RedisError) as exc:  # fmt: skip
+        log.warning("flush %s: %s: %s; retry %d", namespace, type(exc).__name__, exc, self.request.retries + 1)
+        raise self.retry(exc=exc, countdown=runtime.backoff(self.request.retries)) from None
+    if result.busy:
+        # Another worker is draining this namespace. One short retry per namespace at a
+        # time covers the lost wake-up; the holder also re-checks after releasing.
+        if pipe.redis.set(constants.flush_retry_key(namespace), "1", nx=True, ex=2):
+            raise self.retry(countdown=1.0)
+        return {"namespace": namespace, "busy": True}
+    # Lost wake-up: events that arrived while we held the lock and whose own flush was
+    # refused are picked up here.
+    if pipe.store.has_pending(namespace):
+        flush_later(namespace)
+    counts: dict[str, Any] = {"namespace": namespace}
+    for o in result.outcomes:
+        counts[o.decision] = counts.get(o.decision, 0) + 1
+    if result.dead:
+        counts["dead"] = len(result.dead)
+    return counts

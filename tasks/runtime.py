@@ -1,0 +1,25 @@
+"""One Pipeline per worker process, built lazily (after fork) from the app's settings."""
+
+from __future__ import annotations
+
+import os
+import random
+
+from worker.app import current_settings
+from worker.pipeline import Pipeline
+
+_pipeline: Pipeline | None = None
+_pid: int | None = None
+
+
+def pipeline() -> Pipeline:
+    global _pipeline, _pid
+    if _pipeline is None or _pid != os.getpid():
+        _pipeline = Pipeline(current_settings())
+        _pid = os.getpid()
+    return _pipeline
+
+
+def backoff(retries: int, base: float = 0.5, cap: float = 30.0) -> float:
+    """Exponential backoff with full jitter, in seconds (kept far below the visibility timeout)."""
+    return random.uniform(0, min(cap, base * 2**retries))

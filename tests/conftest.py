@@ -1,0 +1,166 @@
+"""Shared fixtures: real embedded PostgreSQL + pgvector and a real redis-server.
+
+One PostgreSQL cluster and one redis-server per test session (started from the PyPI
+packages, not from whatever runs on the machine); each test gets a fresh database and
+a flushed Redis.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import psycopg
+import pytest
+import redis
+
+from worker.services import EmbeddedPostgres, EmbeddedRedis
+from worker.settings import Settings
+from worker.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
+    pg = EmbeddedPostgres(tmp_path_factory.mktemp("pg") / "data", database="postgres")
+    pg.start()
+    yield pg
+    pg.stop(mode="immediate")
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
+    r = EmbeddedRedis(tmp_path_factory.mktemp("redis"), appendonly=False)
+    r.start()
+    yield r
+    r.stop()
+
+
+@pytest.fixture
+def db_url(pg_server: EmbeddedPostgres) -> Iterator[str]:
+    name = f"t_{os.getpid()}_{next(_counter)}_{uuid.uuid4().hex[:6]}"
+    with psycopg.connect(pg_server.url("postgres"), autocommit=True) as conn:
+        conn.execute(psycopg.sql.SQL("CREATE DATABASE {}").format(psycopg.sql.Identifier(name)))
+    yield pg_server.url(name)
+    with psycopg.connect(pg_server.url("postgres"), autocommit=True) as conn:
+        conn.execute(
+            psycopg.sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                psycopg.sql.Identifier(name)
+            )
+        )
+
+
+@pytest.fixture
+def redis_url(redis_server: EmbeddedRedis) -> str:
+    client = redis.Redis.from_url(redis_server.url())
+    client.flushall()
+    client.close()
+    return redis_server.url()
+
+
+@pytest.fixture
+def env(db_url: str, redis_url: str, tmp_path: Path) -> dict[str, str]:
+    """Environment for a worker or CLI subprocess against this test's services."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith("MEMSIEVE_")}
+    e.pop("OPENAI_API_KEY", None)
+    e.update(
+        MEMSIEVE_HOME=str(tmp_path / "home"),
+        MEMSIEVE_DATABASE_URL=db_url,
+        MEMSIEVE_REDIS_URL=redis_url,
+        MEMSIEVE_BROKER_URL=redis_url,
+        MEMSIEVE_EMBEDDER="hashing",
+        MEMSIEVE_METRICS_PORT="0",
+        MEMSIEVE_SWEEP_INTERVAL="2",
+        MEMSIEVE_LOG_LEVEL="INFO",
+        PYTHONUNBUFFERED="1",
+    )
+    return e
+
+
+@pytest.fixture
+def settings(env: dict[str, str]) -> Settings:
+    return Settings.from_env(env).resolved()
+
+
+@pytest.fixture
+def store(settings: Settings) -> Iterator[Store]:
+    s = Store(settings.database_url or "")
+    s.migrate()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def pipeline(settings: Settings, store: Store) -> Any:
+    from worker.pipeline import Pipeline
+
+    pipe = Pipeline(settings, store=store)
+    yield pipe
+    pipe.redis.close()
+
+
+class Workers:
+    """Real `memsieve worker` subprocesses for a test; all killed at teardown."""
+
+    def __init__(self, env: dict[str, str], logdir: Path) -> None:
+        self.env = env
+        self.logdir = logdir
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self, concurrency: int = 2, pool: str = "prefork", extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        n = len(self.procs)
+        log = open(self.logdir / f"worker-{n}.log", "ab")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "worker.cli.main", "worker", f"--concurrency={concurrency}",
+             f"--pool={pool}", f"--hostname=w{n}-{uuid.uuid4().hex[:4]}@%h"],
+            env={**self.env, **(extra_env or {})}, stdout=log, stderr=subprocess.STDOUT,
+            cwd=ROOT, start_new_session=True,
+        )  # fmt: skip
+        self.procs.append(proc)
+        return proc
+
+    def logs(self) -> str:
+        return "\n".join(p.read_text(errors="replace") for p in sorted(self.logdir.glob("worker-*.log")))
+
+    def stop_all(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        for p in self.procs:
+            p.wait(timeout=10)
+
+
+@pytest.fixture
+def workers(env: dict[str, str], tmp_path: Path) -> Iterator[Workers]:
+    w = Workers(env, tmp_path)
+    yield w
+    w.stop_all()
+
+
+def wait_until(cond: Callable[[], bool], timeout: float = 60.0, interval: float = 0.1) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(interval)
+    return cond()
+
+
+@pytest.fixture
+def celery_app(settings: Settings) -> Any:
+    from worker.app import configure
+
+    return configure(replace(settings))

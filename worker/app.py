@@ -1,0 +1,93 @@
+"""The Celery app and its settings.
+
+Delivery is at-least-once (late acks, one message prefetched per process); every task is
+idempotent, so a redelivered message changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from celery import Celery, signals
+
+from worker import constants
+from worker.settings import Settings
+
+log = logging.getLogger("memsieve.app")
+
+app = Celery("memsieve", include=["tasks.capture", "tasks.flush"])
+
+
+def configure(settings: Settings) -> Celery:
+    """Point the app at the resolved broker and apply memsieve's delivery settings."""
+    app.conf.update(
+        broker_url=settings.broker_url,
+        broker_connection_retry_on_startup=True,
+        broker_connection_max_retries=None,
+        # Redis broker: an unacked message comes back after this; keep countdowns far below.
+        broker_transport_options={"visibility_timeout": settings.visibility_timeout},
+        result_backend=None,
+        task_ignore_result=True,
+        task_serializer="json",
+        accept_content=["json"],
+        task_default_queue=constants.QUEUE,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        worker_cancel_long_running_tasks_on_connection_loss=True,
+        worker_send_task_events=True,
+        task_send_sent_event=True,
+        worker_hijack_root_logger=False,
+        worker_redirect_stdouts=False,
+        task_track_started=True,
+    )
+    app.conf.memsieve_settings = settings
+    return app
+
+
+def current_settings() -> Settings:
+    settings = app.conf.get("memsieve_settings")
+    if settings is None:
+        settings = Settings.from_env().resolved()
+        configure(settings)
+    return settings
+
+
+_sweeper_stop = threading.Event()
+
+
+def _sweep_loop(settings: Settings) -> None:
+    """Find namespaces whose events wait longer than the sweep interval and flush them.
+
+    Safety net for lost wake-ups and for flushes lost with a broker restart; one worker
+    sweeps at a time (a Redis key elects it for one interval).
+    """
+    import redis
+
+    from worker.store import Store
+
+    client = redis.Redis.from_url(settings.redis_url or "", socket_timeout=5)
+    store = Store(settings.database_url or "", max_size=1)
+    interval = settings.sweep_interval
+    while not _sweeper_stop.wait(interval):
+        try:
+            if not client.set(constants.SWEEP_LEADER_KEY, "1", nx=True, ex=interval):
+                continue
+            for ns in store.pending_namespaces(older_than_s=interval):
+                app.send_task(constants.TASK_FLUSH, args=[ns], queue=constants.QUEUE)
+                log.info("sweep: flushing namespace %s (pending events waited > %ss)", ns, interval)
+        except Exception as exc:  # noqa: BLE001 - the sweeper must outlive outages
+            log.warning("sweep failed, will retry: %s", exc)
+
+
+@signals.worker_ready.connect
+def _start_sweeper(**_: object) -> None:
+    settings = current_settings()
+    _sweeper_stop.clear()
+    threading.Thread(target=_sweep_loop, args=(settings,), name="memsieve-sweeper", daemon=True).start()
+
+
+@signals.worker_shutting_down.connect
+def _stop_sweeper(**_: object) -> None:
+    _sweeper_stop.set()

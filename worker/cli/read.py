@@ -1,0 +1,141 @@
+"""`memsieve recall | history | events | stats`: reading the store."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from worker.cli.common import emit_json, fail, resolve, short_ts
+from worker.settings import Settings
+
+
+def _store(settings: Settings) -> Any:
+    from worker.store import Store
+
+    settings = resolve(settings, need_redis=False)
+    return Store(settings.database_url or "", max_size=1), settings
+
+
+def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
+    from worker import embedders
+
+    store, settings = _store(settings)
+    bound = store.bound_embedder()
+    emb = embedders.from_settings(settings)
+    if bound and (bound["model"] != emb.model or int(bound["dims"]) != emb.dims):
+        return fail(f"store holds {bound['model']} vectors; set MEMSIEVE_EMBEDDER to match")
+    rows = store.recall(args.namespace, emb.embed([args.query])[0], emb.model, args.k) if bound else []
+    out = [
+        {"memory_id": r["memory_id"], "kind": r["kind"], "heading": r["heading"],
+         "content": r["content"], "tags": r["tags"], "distance": round(r["distance"], 6),
+         "created_at": r["created_at"]}
+        for r in rows
+    ]  # fmt: skip
+    if args.json:
+        emit_json(out)
+        return 0
+    if not out:
+        print(f"no live memories in namespace {args.namespace!r}")
+    for r in out:
+        print(f"{r['distance']:.4f}  {r['memory_id']}  [{r['kind']}] {r['heading']}")
+        print(f"        {r['content']}")
+    return 0
+
+
+def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
+    store, _ = _store(settings)
+    rows = store.history(args.memory_id)
+    if not rows:
+        return fail(f"no memory with id {args.memory_id}", 1)
+    out = [
+        {"memory_id": r["memory_id"], "heading": r["heading"], "content": r["content"],
+         "supersedes": r["supersedes"], "created_at": r["created_at"],
+         "deleted_at": r["deleted_at"], "live": r["deleted_at"] is None,
+         "distance": (r["decision"] or {}).get("distance")}
+        for r in rows
+    ]  # fmt: skip
+    if args.json:
+        emit_json(out)
+        return 0
+    for i, r in enumerate(out):
+        state = "live" if r["live"] else f"superseded {short_ts(r['deleted_at'])}"
+        print(f"v{len(out) - i}  {r['memory_id']}  created {short_ts(r['created_at'])}  {state}")
+        print(f"    {r['heading']}: {r['content']}")
+    return 0
+
+
+def cmd_events(settings: Settings, args: argparse.Namespace) -> int:
+    store, _ = _store(settings)
+    where, params = ["TRUE"], []
+    if args.namespace:
+        where.append("namespace = %s")
+        params.append(args.namespace)
+    if args.status:
+        where.append("status = %s")
+        params.append(args.status)
+    if args.event_id:
+        where.append("event_id = %s")
+        params.append(args.event_id)
+    params.append(args.limit)
+    rows = store.query(
+        "SELECT event_id, namespace, kind, status, decision, reason, detail, memory_id::text,"
+        " distance, attempts, received_at, finished_at FROM events WHERE "
+        + " AND ".join(where)  # only fixed fragments; values are parameters
+        + " ORDER BY received_at DESC, event_id LIMIT %s",
+        params,
+    )
+    if args.json:
+        emit_json(rows)
+        return 0
+    for r in rows:
+        outcome = r["decision"] or r["status"]
+        extra = f" reason={r['reason']}" if r["reason"] and r["status"] != "written" else ""
+        print(f"{short_ts(r['received_at'])}  {r['event_id']}  {r['namespace'] or '-'}  {outcome}{extra}"
+              + (f"  {r['detail']}" if r["detail"] and r["status"] != "written" else ""))
+    return 0
+
+
+def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
+    store, _ = _store(settings)
+    rows = store.query(
+        "SELECT coalesce(namespace, '-') AS namespace, status,"
+        " coalesce(decision, reason, '-') AS outcome, count(*)::int AS n FROM events"
+        " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+    )
+    live = store.query(
+        "SELECT namespace, count(*) FILTER (WHERE deleted_at IS NULL)::int AS live,"
+        " count(*)::int AS total FROM memories GROUP BY 1 ORDER BY 1"
+    )
+    if args.json:
+        emit_json({"events": rows, "memories": live})
+        return 0
+    print("events by namespace, status and decision/reason:")
+    for r in rows:
+        print(f"  {r['namespace']:<24} {r['status']:<9} {r['outcome']:<22} {r['n']}")
+    print("memories:")
+    for r in live:
+        print(f"  {r['namespace']:<24} live {r['live']:<8} all versions {r['total']}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("recall", help="live memories nearest a query")
+    p.add_argument("namespace")
+    p.add_argument("query")
+    p.add_argument("-k", type=int, default=5)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_recall)
+    p = sub.add_parser("history", help="the supersede chain of a memory, newest first")
+    p.add_argument("memory_id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_history)
+    p = sub.add_parser("events", help="the capture ledger")
+    p.add_argument("--namespace")
+    p.add_argument("--status", choices=["pending", "written", "rejected", "dead"])
+    p.add_argument("--event-id", dest="event_id")
+    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_events)
+    p = sub.add_parser("stats", help="decisions and reasons per namespace")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_stats)

@@ -1,0 +1,171 @@
+"""`memsieve up | worker | migrate | down`: running the service."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+
+from worker import errors, logs
+from worker.cli.common import fail, resolve
+from worker.services import EmbeddedServices
+from worker.settings import Settings, redact_url
+
+
+def _child_env(settings: Settings) -> dict[str, str]:
+    env = dict(os.environ)
+    env["MEMSIEVE_DATABASE_URL"] = settings.database_url or ""
+    env["MEMSIEVE_REDIS_URL"] = settings.redis_url or ""
+    env["MEMSIEVE_BROKER_URL"] = settings.broker_url or ""
+    env["MEMSIEVE_EMBEDDER"] = settings.embedder
+    env["MEMSIEVE_HOME"] = str(settings.home)
+    return env
+
+
+def flower_command(settings: Settings) -> list[str]:
+    cmd = [
+        sys.executable, "-m", "celery", "-A", "worker.app", f"--broker={settings.broker_url}",
+        "flower", f"--port={settings.flower_port}", f"--address={settings.flower_address}",
+        "--purge_offline_workers=60",
+    ]  # fmt: skip
+    if settings.flower_basic_auth:
+        cmd.append(f"--basic-auth={settings.flower_basic_auth}")
+    return cmd
+
+
+def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
+    if settings.flower_address not in ("127.0.0.1", "localhost", "::1") and not settings.flower_basic_auth:
+        return fail("MEMSIEVE_FLOWER_BASIC_AUTH is required when Flower binds beyond localhost")
+    services = EmbeddedServices(settings.home)
+    started_pg = not settings.database_url and not services.pg.running()
+    started_redis = not settings.redis_url and not services.redis.running()
+    settings = resolve(settings)
+    from worker.store import Store
+
+    store = Store(settings.database_url or "", max_size=1)
+    applied = store.migrate()
+    store.close()
+    env = _child_env(settings)
+    worker_cmd = [sys.executable, "-m", "worker.cli.main", "worker", "--concurrency", str(args.concurrency or settings.concurrency)]
+    procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+    procs.append(("worker", subprocess.Popen(worker_cmd, env=env)))
+    if settings.flower_port:
+        procs.append(("flower", subprocess.Popen(flower_command(settings), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+    print(
+        "memsieve is up\n"
+        f"  database   {redact_url(settings.database_url or '')}\n"
+        f"  broker     {redact_url(settings.broker_url or '')}\n"
+        f"  embedder   {settings.embedder}\n"
+        f"  migrations {', '.join(applied) if applied else 'up to date'}\n"
+        + (f"  flower     http://{settings.flower_address}:{settings.flower_port}\n" if settings.flower_port else "")
+        + (f"  metrics    http://127.0.0.1:{settings.metrics_port}/metrics\n" if settings.metrics_port else "")
+        + "Ctrl-C stops it; accepted events stay in the inbox and are written on the next start.",
+        flush=True,
+    )
+    stopping = False
+
+    def _stop(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    code = 0
+    try:
+        while not stopping:
+            for name, p in procs:
+                if p.poll() is not None:
+                    print(f"memsieve: {name} exited with code {p.returncode}; stopping", file=sys.stderr)
+                    stopping = True
+                    code = 1
+            time.sleep(0.2)
+    finally:
+        print("memsieve: stopping (warm shutdown: running tasks finish, unacked messages return to the queue)", flush=True)
+        for _name, p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for _name, p in procs:
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        if started_redis:
+            services.redis.stop()
+        if started_pg:
+            services.pg.stop()
+        if started_pg or started_redis:
+            (settings.home / "services.json").unlink(missing_ok=True)
+        print("memsieve: stopped", flush=True)
+    return code
+
+
+def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
+    settings = resolve(settings)
+    from worker.app import configure
+    from worker.pipeline import Pipeline
+    from worker.store import Store
+
+    store = Store(settings.database_url or "", max_size=1)
+    store.migrate()
+    # Fail loudly before taking any message if the embedder does not match the store.
+    try:
+        Pipeline(settings, store=store).ensure_bound()
+    except errors.EmbedderMismatch as exc:
+        return fail(str(exc))
+    store.close()
+    os.environ.update(_child_env(settings))
+    app = configure(settings)
+    from worker import metrics
+
+    metrics.serve(settings.metrics_port)
+    argv = [
+        "worker", f"--loglevel={settings.log_level}", f"--concurrency={args.concurrency or settings.concurrency}",
+        f"--pool={args.pool}", "-E", "--without-gossip", "--without-mingle", f"--queues={args.queue}",
+    ]  # fmt: skip
+    if args.hostname:
+        argv.append(f"--hostname={args.hostname}")
+    app.worker_main(argv)
+    return 0
+
+
+def cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
+    settings = resolve(settings, need_redis=False)
+    from worker.store import Store
+
+    applied = Store(settings.database_url or "", max_size=1).migrate()
+    print("applied: " + ", ".join(applied) if applied else "up to date")
+    return 0
+
+
+def cmd_down(settings: Settings, args: argparse.Namespace) -> int:
+    EmbeddedServices(settings.home).stop()
+    print(f"stopped embedded services in {settings.home}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from worker.constants import QUEUE
+
+    p = sub.add_parser("up", help="run everything on this machine: embedded Postgres+Redis, worker, Flower")
+    p.add_argument("--concurrency", type=int, default=0, help="worker processes (default MEMSIEVE_CONCURRENCY)")
+    p.set_defaults(func=cmd_up)
+    p = sub.add_parser("worker", help="a Celery worker against the configured services")
+    p.add_argument("--concurrency", type=int, default=0)
+    p.add_argument("--pool", default="prefork", choices=["prefork", "threads", "solo"])
+    p.add_argument("--queue", default=QUEUE)
+    p.add_argument("--hostname", default="")
+    p.set_defaults(func=cmd_worker)
+    p = sub.add_parser("migrate", help="apply pending SQL migrations")
+    p.set_defaults(func=cmd_migrate)
+    p = sub.add_parser("down", help="stop the embedded Postgres and Redis started for MEMSIEVE_HOME")
+    p.set_defaults(func=cmd_down)
+
+
+def settings_for(args: argparse.Namespace) -> Settings:
+    settings = Settings.from_env()
+    logs.setup(settings.log_format, settings.log_level)
+    return replace(settings)

@@ -1,0 +1,23 @@
+"""Names that several parts must agree on: Redis keys, queues, task names."""
+
+QUEUE = "memsieve"
+
+TASK_CAPTURE = "memsieve.capture"
+TASK_FLUSH = "memsieve.flush"
+TASK_SWEEP = "memsieve.sweep"
+
+KEY_PREFIX = "memsieve"
+
+
+def lock_key(namespace: str) -> str:
+    return f"{KEY_PREFIX}:lock:ns:{namespace}"
+
+
+def flush_retry_key(namespace: str) -> str:
+    return f"{KEY_PREFIX}:flush-retry:ns:{namespace}"
+
+
+SWEEP_LEADER_KEY = f"{KEY_PREFIX}:sweep-leader"
+
+# Postgres advisory lock classid for namespace write locks (the objid is a hash).
+ADVISORY_MIGRATIONS = 0x6D656D73  # "mems"

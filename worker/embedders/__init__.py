@@ -1,0 +1,31 @@
+"""Embedders behind one small interface, chosen by MEMSIEVE_EMBEDDER."""
+
+from __future__ import annotations
+
+from worker.embedders.base import Embedder
+from worker.settings import Settings
+
+__all__ = ["Embedder", "from_settings"]
+
+
+def from_settings(settings: Settings, name: str | None = None) -> Embedder:
+    """Build the configured embedder (`name` overrides the setting, e.g. for reembed)."""
+    name = name or settings.embedder
+    if name == "hashing":
+        from worker.embedders.hashing import HashingEmbedder
+
+        return HashingEmbedder(settings.hashing_dims)
+    if name == "local":
+        from worker.embedders.local import LocalEmbedder
+
+        return LocalEmbedder()
+    if name == "openai":
+        from worker.embedders.openai import OpenAIEmbedder
+
+        return OpenAIEmbedder(
+            model=settings.openai_model,
+            dims=settings.openai_dimensions,
+            api_key=settings.openai_api_key,
+            base_url=settings.openai_base_url,
+        )
+    raise ValueError(f"unknown embedder {name!r}")

@@ -1,0 +1,334 @@
+"""filter -> embed -> lock -> gate -> write, through the pieces in this package.
+
+`accept` is the capture stage (validate + policy + durable inbox); `flush` drains a
+namespace's pending events: embed in batches (cached), then one transaction per batch
+under the namespace's Redis lock and advisory lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import psycopg
+import redis
+from pydantic import ValidationError
+
+from schemas import events as ev
+from worker import embedders, embedding, errors, gate
+from worker.locks import NamespaceLock
+from worker.settings import Settings
+from worker.store import InboxEvent, Outcome, Pending, Store
+
+log = logging.getLogger("memsieve.pipeline")
+decisions_log = logging.getLogger("memsieve.decision")
+
+
+@dataclass
+class Accepted:
+    event_id: str
+    namespace: str | None
+    status: str  # pending | rejected | duplicate
+    reason: str | None = None
+    detail: str | None = None
+
+
+@dataclass
+class FlushResult:
+    namespace: str
+    busy: bool = False
+    outcomes: list[Outcome] = field(default_factory=list)
+    dead: list[str] = field(default_factory=list)
+    embed_calls: int = 0
+
+
+def _canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, default=str, ensure_ascii=False).encode(
+        "utf-8", "surrogatepass"
+    )
+
+
+def _raw_bytes(raw: Any) -> bytes:
+    if isinstance(raw, bytes):
+        return raw
+    if isinstance(raw, str):
+        return raw.encode("utf-8", "surrogatepass")
+    try:
+        return _canonical(raw)
+    except (TypeError, ValueError):
+        return repr(raw).encode("utf-8", "backslashreplace")
+
+
+def _given_event_id(raw: Any) -> str | None:
+    if isinstance(raw, dict):
+        eid = raw.get("event_id")
+        if isinstance(eid, str) and ev.EVENT_ID_RE.match(eid):
+            return eid
+    return None
+
+
+def _given_namespace(raw: Any) -> str | None:
+    if isinstance(raw, dict):
+        ns = raw.get("namespace")
+        if isinstance(ns, str) and ev.NAMESPACE_RE.match(ns):
+            return ns
+    return None
+
+
+# -- TEMPORARY seams until worker.policy / worker.guards / worker.thresholds land -------
+def _policy_config(settings: Settings) -> Any:
+    try:
+        from worker import policy
+    except ImportError:
+        return None
+    return policy.PolicyConfig.load(settings.policy_file, os.environ)
+
+
+def _evaluate(event: ev.CaptureEvent, config: Any) -> Any:
+    if config is None:
+        from types import SimpleNamespace
+
+        return SimpleNamespace(admitted=True, reason="ok", detail="")
+    from worker import policy
+
+    return policy.evaluate(event, config)
+
+
+def _default_guards() -> tuple[gate.Guard, ...]:
+    try:
+        from worker import guards
+    except ImportError:
+        return ()
+    return tuple(guards.default_guards())
+
+
+def _threshold_for(embedder: embedders.Embedder, kind: str) -> float:
+    try:
+        from worker import thresholds
+    except ImportError:
+        return embedder.default_threshold
+    return thresholds.threshold_for(embedder.model, kind)
+
+
+class Pipeline:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store | None = None,
+        redis_client: redis.Redis | None = None,
+        embedder: embedders.Embedder | None = None,
+    ) -> None:
+        self.settings = settings
+        assert settings.database_url and settings.redis_url, "call Settings.resolved() first"
+        self.store = store or Store(settings.database_url)
+        self.redis = redis_client or redis.Redis.from_url(
+            settings.redis_url, socket_timeout=10, socket_connect_timeout=5,
+            health_check_interval=30, retry_on_timeout=True,
+        )  # fmt: skip
+        self._embedder = embedder
+        self.policy = _policy_config(settings)
+        self.guards = _default_guards()
+        self._bound = False
+
+    @property
+    def embedder(self) -> embedders.Embedder:
+        if self._embedder is None:
+            self._embedder = embedders.from_settings(self.settings)
+        return self._embedder
+
+    def ensure_bound(self) -> None:
+        """Refuse to run with an embedder that does not match the store's vectors."""
+        if not self._bound:
+            self.store.bind_embedder(self.embedder.model, self.embedder.dims)
+            self._bound = True
+
+    def threshold_for(self, kind: str) -> float:
+        if self.settings.threshold is not None:
+            return self.settings.threshold
+        return _threshold_for(self.embedder, kind)
+
+    # -- stage 1: capture -------------------------------------------------------------
+    def parse(self, raw: Any) -> tuple[InboxEvent, ev.CaptureEvent | None]:
+        """Turn one raw item into an inbox row: pending, or rejected with a reason.
+
+        Never raises on input. A refused item keeps no text that could hold a secret:
+        invalid events keep only their id and the validation message; events refused for
+        a secret keep the redacted text and a fingerprint.
+        """
+        if isinstance(raw, (str, bytes)):
+            try:
+                raw = json.loads(raw)
+            except (ValueError, UnicodeDecodeError):
+                eid = ev.raw_event_id(_raw_bytes(raw))
+                return self._refused(eid, None, "malformed_json", "not valid JSON"), None
+        if not isinstance(raw, dict):
+            eid = ev.raw_event_id(_raw_bytes(raw))
+            return self._refused(eid, None, "not_an_event", "expected a JSON object"), None
+        try:
+            event = ev.CaptureEvent.model_validate(raw)
+        except ValidationError as exc:
+            eid = _given_event_id(raw) or ev.raw_event_id(_raw_bytes(raw))
+            return self._refused(eid, _given_namespace(raw), "invalid", ev.first_error(exc)), None
+
+        eid = event.resolved_id()
+        verdict = _evaluate(event, self.policy)
+        row = InboxEvent(
+            event_id=eid,
+            namespace=event.namespace,
+            kind=event.kind.value,
+            heading=event.heading,
+            content=event.content,
+            payload_hash=hashlib.sha256(_canonical(event.model_dump(mode="json"))).hexdigest(),
+            tags=list(event.tags),
+            occurred_at=event.occurred_at,
+            agent=event.source.agent,
+            session=event.source.session,
+            target_memory=event.supersedes,
+        )
+        if not verdict.admitted:
+            row.status, row.reason, row.detail = "rejected", verdict.reason, verdict.detail
+            if verdict.reason == "secret":
+                row.heading = verdict.redacted_heading
+                row.content = verdict.redacted_content
+                row.payload_hash = verdict.fingerprint or row.payload_hash
+                row.tags = []
+                row.agent = row.session = None
+            return row, None
+        return row, event
+
+    @staticmethod
+    def _refused(eid: str, namespace: str | None, reason: str, detail: str) -> InboxEvent:
+        return InboxEvent(
+            event_id=eid, namespace=namespace, kind=None, heading=None, content=None,
+            payload_hash=eid, status="rejected", reason=reason, detail=detail,
+        )  # fmt: skip
+
+    def accept(self, items: Sequence[Any]) -> list[Accepted]:
+        """Validate, filter and persist events; idempotent by event id."""
+        rows = [self.parse(item)[0] for item in items]
+        # One event id twice in one batch: the first wins, like a redelivery.
+        unique: dict[str, InboxEvent] = {}
+        for r in rows:
+            unique.setdefault(r.event_id, r)
+        new = set(self.store.insert_events(list(unique.values())))
+        out = []
+        for r in rows:
+            status = r.status if r.event_id in new else "duplicate"
+            out.append(Accepted(r.event_id, r.namespace, status, r.reason, r.detail))
+            if r.status == "rejected" and r.event_id in new:
+                decisions_log.info(
+                    "rejected",
+                    extra={"event_id": r.event_id, "namespace": r.namespace,
+                           "decision": "rejected", "reason": r.reason},
+                )  # fmt: skip
+            new.discard(r.event_id)
+        return out
+
+    # -- stages 2-4: embed, lock, gate, write -------------------------------------------
+    def flush(self, namespace: str, wait: float = 0.0) -> FlushResult:
+        """Drain pending events of one namespace. Returns busy=True if another worker holds it."""
+        self.ensure_bound()
+        result = FlushResult(namespace)
+        lock = NamespaceLock(self.redis, namespace, ttl=self.settings.lock_ttl)
+        if not lock.acquire(wait=wait):
+            result.busy = True
+            return result
+        try:
+            while True:
+                pending = self.store.claim_pending(namespace, self.settings.batch_size)
+                if not pending:
+                    break
+                self._process(namespace, pending, result)
+        finally:
+            lock.release()
+        return result
+
+    def _process(self, namespace: str, pending: list[Pending], result: FlushResult) -> None:
+        emb = self.embedder
+        texts = [ev.memory_text(p.heading, p.content) for p in pending]
+        hashes = [p.content_hash for p in pending]
+        try:
+            vectors = embedding.embed_items(emb, self.store, list(zip(hashes, texts, strict=True)))
+        except errors.TransientError as exc:
+            dead = self.store.fail_attempt(
+                [p.event_id for p in pending], f"embedding failed: {exc}", self.settings.max_attempts
+            )
+            result.dead.extend(dead)
+            raise
+        result.embed_calls += vectors.calls
+        ready: list[tuple[Pending, list[float]]] = []
+        for p, v in zip(pending, vectors, strict=True):
+            if isinstance(v, embedding.EmbedFailure):
+                if self.store.mark_dead(p.event_id, v.reason, v.detail):
+                    result.dead.append(p.event_id)
+                    decisions_log.info(
+                        "dead",
+                        extra={"event_id": p.event_id, "namespace": namespace,
+                               "decision": "dead", "reason": v.reason},
+                    )  # fmt: skip
+            else:
+                ready.append((p, v))
+        if not ready:
+            return
+        started = time.monotonic()
+        outcomes = self._write(namespace, ready, result)
+        log.debug("wrote %d events in %.1f ms", len(outcomes), (time.monotonic() - started) * 1e3)
+        for o in outcomes:
+            if o.decision != "skipped":
+                decisions_log.info(
+                    o.decision,
+                    extra={"event_id": o.event_id, "namespace": namespace, "decision": o.decision,
+                           "memory_id": o.memory_id, "supersedes": o.supersedes,
+                           "distance": o.distance},
+                )  # fmt: skip
+        result.outcomes.extend(outcomes)
+
+    def _write(
+        self, namespace: str, ready: list[tuple[Pending, list[float]]], result: FlushResult
+    ) -> list[Outcome]:
+        emb = self.embedder
+        try:
+            return self.store.write_batch(
+                namespace, ready, emb.model, emb.dims, self.threshold_for, self.guards
+            )
+        except (psycopg.OperationalError, errors.TransientError):
+            raise
+        except psycopg.Error as exc:
+            if len(ready) > 1:
+                # A data error rolled back the batch: write one by one to isolate it.
+                log.warning("batch write failed (%s); isolating", type(exc).__name__)
+                outcomes: list[Outcome] = []
+                for item in ready:
+                    outcomes.extend(self._write(namespace, [item], result))
+                return outcomes
+            ev_id = ready[0][0].event_id
+            dead = self.store.fail_attempt(
+                [ev_id], f"write failed: {type(exc).__name__}: {str(exc)[:300]}",
+                self.settings.max_attempts,
+            )  # fmt: skip
+            result.dead.extend(dead)
+            if not dead:
+                raise errors.TransientError(f"write of {ev_id} failed; will retry") from exc
+            return []
+
+    # -- synchronous write (no queue) ------------------------------------------------------
+    def write_now(self, raw: Any) -> dict[str, Any]:
+        """Accept one event and write it through the gate at once; returns its outcome."""
+        accepted = self.accept([raw])[0]
+        if accepted.status == "pending" or (accepted.status == "duplicate" and accepted.namespace):
+            assert accepted.namespace is not None
+            self.flush(accepted.namespace, wait=30.0)
+        row = self.store.get_event(accepted.event_id) or {}
+        return {
+            "event_id": accepted.event_id,
+            "decision": row.get("decision") or row.get("status"),
+            "memory_id": str(row["memory_id"]) if row.get("memory_id") else None,
+            "supersedes": str(row["supersedes"]) if row.get("supersedes") else None,
+            "distance": row.get("distance"),
+            "reason": row.get("reason"),
+        }

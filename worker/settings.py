@@ -1,0 +1,193 @@
+"""One settings object, one prefix: MEMSIEVE_* environment variables, validated at start-up."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+from urllib.parse import urlparse
+
+from worker.errors import ConfigError
+
+# name -> (default, help). The CLI prints this table in --help.
+SETTINGS_HELP: dict[str, tuple[str, str]] = {
+    "MEMSIEVE_HOME": ("~/.memsieve", "data directory of the embedded services and their state file"),
+    "MEMSIEVE_DATABASE_URL": ("embedded", "PostgreSQL URL (needs pgvector); default: embedded PostgreSQL in MEMSIEVE_HOME"),
+    "MEMSIEVE_REDIS_URL": ("embedded", "Redis URL for namespace locks and rate limits; default: embedded redis-server in MEMSIEVE_HOME"),
+    "MEMSIEVE_BROKER_URL": ("= MEMSIEVE_REDIS_URL", "Celery broker URL (redis:// or amqp://)"),
+    "MEMSIEVE_EMBEDDER": ("openai if OPENAI_API_KEY else local", "openai | local | hashing"),
+    "OPENAI_API_KEY": ("", "key for the openai embedder (never logged)"),
+    "MEMSIEVE_OPENAI_BASE_URL": ("https://api.openai.com/v1", "any OpenAI-compatible endpoint"),
+    "MEMSIEVE_OPENAI_MODEL": ("text-embedding-3-small", "embedding model for the openai embedder"),
+    "MEMSIEVE_OPENAI_DIMENSIONS": ("1536", "vector dimensions requested from the openai embedder"),
+    "MEMSIEVE_HASHING_DIMS": ("384", "dimensions of the hashing test embedder"),
+    "MEMSIEVE_THRESHOLD": ("per embedder and kind", "cosine distance under which a checked candidate is superseded"),
+    "MEMSIEVE_BATCH_SIZE": ("256", "events claimed, embedded and written per flush round"),
+    "MEMSIEVE_LOCK_TTL": ("10", "seconds; Redis namespace lock TTL (renewed every TTL/3 while working)"),
+    "MEMSIEVE_MAX_ATTEMPTS": ("5", "failed embedding/write attempts before an event goes dead"),
+    "MEMSIEVE_SWEEP_INTERVAL": ("5", "seconds between sweeps for pending events nobody is flushing"),
+    "MEMSIEVE_VISIBILITY_TIMEOUT": ("300", "seconds before the Redis broker redelivers an unacked message"),
+    "MEMSIEVE_CONCURRENCY": ("2", "worker processes started by `memsieve up` / `memsieve worker`"),
+    "MEMSIEVE_FLOWER_PORT": ("5555", "Flower port for `memsieve up` (0 disables Flower)"),
+    "MEMSIEVE_FLOWER_BASIC_AUTH": ("", "user:password for Flower; required when Flower binds beyond localhost"),
+    "MEMSIEVE_FLOWER_ADDRESS": ("127.0.0.1", "Flower bind address"),
+    "MEMSIEVE_METRICS_PORT": ("9464", "Prometheus metrics port of the worker (0 disables)"),
+    "MEMSIEVE_LOG_FORMAT": ("text", "text | json"),
+    "MEMSIEVE_LOG_LEVEL": ("INFO", "DEBUG | INFO | WARNING | ERROR"),
+    "MEMSIEVE_POLICY_FILE": ("", "YAML/JSON capture policy settings per namespace"),
+}
+
+
+def _int(env: Mapping[str, str], name: str, default: int, lo: int = 0) -> int:
+    raw = env.get(name, "")
+    if raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+    if value < lo:
+        raise ConfigError(f"{name} must be >= {lo}, got {value}")
+    return value
+
+
+def _float(env: Mapping[str, str], name: str) -> float | None:
+    raw = env.get(name, "")
+    if raw == "":
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+    if not 0.0 < value < 2.0:
+        raise ConfigError(f"{name} must be a cosine distance in (0, 2), got {value}")
+    return value
+
+
+def _url(env: Mapping[str, str], name: str, schemes: tuple[str, ...]) -> str | None:
+    raw = env.get(name, "")
+    if raw == "":
+        return None
+    parsed = urlparse(raw)
+    if parsed.scheme not in schemes or not (parsed.hostname or parsed.path):
+        raise ConfigError(f"{name} must be a {'/'.join(schemes)} URL, got {redact_url(raw)!r}")
+    return raw
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password replaced, safe to log."""
+    parsed = urlparse(url)
+    if parsed.password:
+        return url.replace(f":{parsed.password}@", ":***@", 1)
+    return url
+
+
+@dataclass
+class Settings:
+    home: Path
+    database_url: str | None
+    redis_url: str | None
+    broker_url: str | None
+    embedder: str
+    openai_api_key: str = field(repr=False)
+    openai_base_url: str | None
+    openai_model: str
+    openai_dimensions: int
+    hashing_dims: int
+    threshold: float | None
+    batch_size: int
+    lock_ttl: int
+    max_attempts: int
+    sweep_interval: int
+    visibility_timeout: int
+    concurrency: int
+    flower_port: int
+    flower_basic_auth: str = field(repr=False)
+    flower_address: str
+    metrics_port: int
+    log_format: str
+    log_level: str
+    policy_file: str | None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        home = Path(env.get("MEMSIEVE_HOME") or "~/.memsieve").expanduser()
+        key = env.get("OPENAI_API_KEY", "")
+        embedder = env.get("MEMSIEVE_EMBEDDER", "") or ("openai" if key else "local")
+        if embedder not in ("openai", "local", "hashing"):
+            raise ConfigError(f"MEMSIEVE_EMBEDDER must be openai, local or hashing, got {embedder!r}")
+        if embedder == "openai" and not key:
+            raise ConfigError("MEMSIEVE_EMBEDDER=openai needs OPENAI_API_KEY")
+        log_format = env.get("MEMSIEVE_LOG_FORMAT", "text")
+        if log_format not in ("text", "json"):
+            raise ConfigError(f"MEMSIEVE_LOG_FORMAT must be text or json, got {log_format!r}")
+        log_level = env.get("MEMSIEVE_LOG_LEVEL", "INFO").upper()
+        if log_level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+            raise ConfigError(f"MEMSIEVE_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, got {log_level!r}")
+        auth = env.get("MEMSIEVE_FLOWER_BASIC_AUTH", "")
+        if auth and ":" not in auth:
+            raise ConfigError("MEMSIEVE_FLOWER_BASIC_AUTH must be user:password")
+        redis_url = _url(env, "MEMSIEVE_REDIS_URL", ("redis", "rediss", "unix"))
+        return cls(
+            home=home,
+            database_url=_url(env, "MEMSIEVE_DATABASE_URL", ("postgresql", "postgres")),
+            redis_url=redis_url,
+            broker_url=_url(env, "MEMSIEVE_BROKER_URL", ("redis", "rediss", "amqp", "pyamqp", "unix")),
+            embedder=embedder,
+            openai_api_key=key,
+            openai_base_url=_url(env, "MEMSIEVE_OPENAI_BASE_URL", ("http", "https")),
+            openai_model=env.get("MEMSIEVE_OPENAI_MODEL", "") or "text-embedding-3-small",
+            openai_dimensions=_int(env, "MEMSIEVE_OPENAI_DIMENSIONS", 1536, 1),
+            hashing_dims=_int(env, "MEMSIEVE_HASHING_DIMS", 384, 8),
+            threshold=_float(env, "MEMSIEVE_THRESHOLD"),
+            batch_size=_int(env, "MEMSIEVE_BATCH_SIZE", 256, 1),
+            lock_ttl=_int(env, "MEMSIEVE_LOCK_TTL", 10, 1),
+            max_attempts=_int(env, "MEMSIEVE_MAX_ATTEMPTS", 5, 1),
+            sweep_interval=_int(env, "MEMSIEVE_SWEEP_INTERVAL", 5, 1),
+            visibility_timeout=_int(env, "MEMSIEVE_VISIBILITY_TIMEOUT", 300, 10),
+            concurrency=_int(env, "MEMSIEVE_CONCURRENCY", 2, 1),
+            flower_port=_int(env, "MEMSIEVE_FLOWER_PORT", 5555, 0),
+            flower_basic_auth=auth,
+            flower_address=env.get("MEMSIEVE_FLOWER_ADDRESS", "") or "127.0.0.1",
+            metrics_port=_int(env, "MEMSIEVE_METRICS_PORT", 9464, 0),
+            log_format=log_format,
+            log_level=log_level,
+            policy_file=env.get("MEMSIEVE_POLICY_FILE") or None,
+        )
+
+    # The state file written by the embedded services: other commands find them there.
+    @property
+    def state_file(self) -> Path:
+        return self.home / "services.json"
+
+    def read_state(self) -> dict[str, str]:
+        try:
+            data = json.loads(self.state_file.read_text())
+        except (FileNotFoundError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def resolved(self) -> Settings:
+        """Fill unset URLs from the embedded services' state file (if they run)."""
+        state = self.read_state()
+        db = self.database_url or state.get("database_url")
+        redis = self.redis_url or state.get("redis_url")
+        broker = self.broker_url or redis
+        if not db or not redis:
+            raise ConfigError(
+                "no database/redis configured and no embedded services running: "
+                "start them with `memsieve up` (or set MEMSIEVE_DATABASE_URL and MEMSIEVE_REDIS_URL)"
+            )
+        copy = Settings(**{**self.__dict__})
+        copy.database_url, copy.redis_url, copy.broker_url = db, redis, broker
+        return copy
+
+
+def settings_help() -> str:
+    lines = ["settings (environment):"]
+    for name, (default, text) in SETTINGS_HELP.items():
+        lines.append(f"  {name:<28} {text} [default: {default}]")
+    return "\n".join(lines)
