@@ -1,0 +1,151 @@
+"""Secret detection and redaction: the corpus is caught, lessons are left alone."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from worker import secrets
+
+CORPUS_PATH = Path(__file__).resolve().parents[1] / "data" / "secrets_corpus.jsonl"
+CORPUS = [json.loads(line) for line in CORPUS_PATH.read_text("utf-8").splitlines() if line]
+
+
+def _ids(sample: dict[str, str]) -> str:
+    return sample["format"]
+
+
+def test_corpus_is_broad() -> None:
+    assert len(CORPUS) >= 40
+    assert len({s["format"] for s in CORPUS}) >= 14
+
+
+@pytest.mark.parametrize("sample", CORPUS, ids=_ids)
+def test_corpus_secret_is_found_with_its_kind(sample: dict[str, str]) -> None:
+    findings = secrets.find_secrets(sample["text"])
+    assert sample["format"] in {f.kind for f in findings}
+
+
+@pytest.mark.parametrize("sample", CORPUS, ids=_ids)
+def test_redacted_corpus_text_holds_no_secret(sample: dict[str, str]) -> None:
+    text = sample["text"]
+    redacted = secrets.redact(text)
+    for f in secrets.find_secrets(text):
+        assert text[f.start : f.end] not in redacted
+    assert f"[REDACTED:{sample['format']}]" in redacted
+    assert secrets.find_secrets(redacted) == []
+    assert secrets.redact(redacted) == redacted
+
+
+def test_finding_holds_offsets_not_the_value() -> None:
+    assert [f.name for f in dataclasses.fields(secrets.SecretFinding)] == ["start", "end", "kind"]
+    text = "never commit ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + " again"
+    (finding,) = secrets.find_secrets(text)
+    assert "ghp_" not in repr(finding)
+    assert text[finding.start : finding.end].startswith("ghp_")
+
+
+def test_multiline_pem_block_is_redacted_whole() -> None:
+    body = ["MIIEowIBAAKCAQEA7c9V1qQ2h5uLr3Xb0aZ8pYh0QzR6mW4kJtF2sN8xVbLpE3dC", "Zm9vYmFy" * 8]
+    text = (
+        "Lesson: keys leak through tickets.\n-----BEGIN RSA PRIVATE KEY-----\n"
+        + "\n".join(body)
+        + "\n-----END RSA PRIVATE KEY-----\nUse the vault link instead."
+    )
+    redacted = secrets.redact(text)
+    assert redacted == (
+        "Lesson: keys leak through tickets.\n[REDACTED:private_key]\nUse the vault link instead."
+    )
+
+
+def test_truncated_pem_block_is_redacted_to_the_end() -> None:
+    text = "The paste was cut: -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nAAAB"
+    assert secrets.redact(text) == "The paste was cut: [REDACTED:private_key]"
+
+
+def test_url_password_keeps_user_and_host() -> None:
+    text = "Use postgres://memsieve:Xk3p9qLm2@db.internal:5432/app for the replica."
+    assert secrets.redact(text) == (
+        "Use postgres://memsieve:[REDACTED:url_password]@db.internal:5432/app for the replica."
+    )
+
+
+def test_every_copy_of_a_found_value_is_redacted() -> None:
+    text = "We set password=Tr0ub4dor9x then pasted Tr0ub4dor9x into chat."
+    assert "Tr0ub4dor9x" not in secrets.redact(text)
+
+
+CLEAN = [
+    "The password: field in settings.py is optional when SSO is on.",
+    "token: expires after one hour, so refresh between batches.",
+    "Write password=${DB_PASSWORD} in .env.example, never a literal.",
+    "api_key = os.environ['OPENAI_API_KEY'] is read once at start-up.",
+    "secret: <your-secret-here> is the placeholder in the docs.",
+    "The regression came from commit 9d06fe0abc1234567890abcdef1234567890abcd.",
+    'content_hash="3b4c2e0f5a1d9e8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a39281706f5e4d3c2b1a0" merged.',
+    "event_id=h-3f1c2a9b8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a is derived from the content.",
+    "Connect with postgres://memsieve@localhost:5432/memsieve and peer auth.",
+    "Redis runs at redis://127.0.0.1:6379/0 in tests; port 6380 is the sentinel.",
+    "MAX_REQUEST_TOKENS = 300_000 keeps us under the OpenAI batch limit.",
+    "The task-specific settings live in worker/settings.py; run ruff before pushing.",
+    "Use uuid 123e4567-e89b-12d3-a456-426614174000 only in fixtures.",
+    "Flower needs basic auth in production, and a bearer token for the API.",
+    "scikit-learn and sk-learn style estimators expose fit and predict.",
+    "password=password and token=token are what the test fixtures use.",
+    "Set lock_ttl: 10 and sweep_seconds: 30; the sweeper catches stragglers.",
+]
+
+
+@pytest.mark.parametrize("text", CLEAN)
+def test_lesson_text_without_secrets_is_left_alone(text: str) -> None:
+    assert secrets.find_secrets(text) == []
+    assert secrets.redact(text) == text
+
+
+def test_findings_are_sorted_and_disjoint() -> None:
+    text = " ".join(s["text"] for s in CORPUS[:12])
+    findings = secrets.find_secrets(text)
+    assert findings == sorted(findings)
+    assert all(a.end <= b.start for a, b in zip(findings, findings[1:], strict=False))
+
+
+def test_fingerprint_is_sha256_of_utf8() -> None:
+    text = "café ☕ secret"
+    assert secrets.fingerprint(text) == hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert len(secrets.fingerprint("")) == 64
+
+
+_PROSE = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    max_size=80,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=_PROSE,
+    sample=st.sampled_from(CORPUS),
+    after=_PROSE,
+)
+def test_redact_never_leaks_a_found_secret(before: str, sample: dict[str, str], after: str) -> None:
+    text = before + " " + sample["text"] + " " + after
+    redacted = secrets.redact(text)
+    findings = secrets.find_secrets(text)
+    assert findings
+    for f in findings:
+        assert text[f.start : f.end] not in redacted
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=400))
+def test_redact_never_leaks_on_arbitrary_text(text: str) -> None:
+    redacted = secrets.redact(text)
+    for f in secrets.find_secrets(text):
+        assert 0 <= f.start < f.end <= len(text)
+        assert text[f.start : f.end] not in redacted
