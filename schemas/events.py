@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import datetime, timezone
-from enum import Enum
+from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -25,7 +25,7 @@ EVENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 TAG_RE = re.compile(r"^[^\x00-\x1f\x7f,]{1,64}$")
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     retro = "retro"
     correction = "correction"
     failure = "failure"
@@ -111,7 +111,7 @@ class CaptureEvent(BaseModel):
     @classmethod
     def _occurred_at(cls, v: datetime | None) -> datetime | None:
         if v is not None and v.tzinfo is None:
-            v = v.replace(tzinfo=timezone.utc)
+            v = v.replace(tzinfo=UTC)
         return v
 
     @property
@@ -161,8 +161,13 @@ def first_error(exc: ValidationError) -> str:
     msg = err["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
+    ctx = err.get("ctx") or {}
     if err["type"] == "enum":
         msg = "must be one of retro, correction, failure, pattern"
+    elif err["type"] == "string_unicode":
+        msg = f"{loc} is not valid Unicode"
+    elif err["type"] == "too_long" and "max_length" in ctx:
+        msg = f"at most {ctx['max_length']} items allowed"
     if err["type"] == "extra_forbidden":
         msg = "unknown field"
     return f"{loc}: {msg}"

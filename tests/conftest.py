@@ -14,9 +14,10 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import psycopg
 import pytest

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime, timezone
-from typing import Any, Iterator
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -26,7 +27,7 @@ def _event_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     }
     # A capture from the command line happened now: sending the same lesson again is a
     # new event (merged by the gate), unless --event-id makes it the same event.
-    event["occurred_at"] = args.occurred_at or datetime.now(timezone.utc).isoformat()
+    event["occurred_at"] = args.occurred_at or datetime.now(UTC).isoformat()
     if args.event_id:
         event["event_id"] = args.event_id
     if args.tags:

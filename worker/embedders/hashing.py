@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -25,7 +25,7 @@ class HashingEmbedder:
 
     def _vector(self, text: str) -> list[float]:
         words = [w.lower() for w in _WORD.findall(text)]
-        feats = words + [a + " " + b for a, b in zip(words, words[1:])]
+        feats = words + [a + " " + b for a, b in zip(words, words[1:], strict=False)]
         vec = [0.0] * self.dims
         for f in feats:
             d = hashlib.blake2b(f.encode("utf-8"), digest_size=8).digest()

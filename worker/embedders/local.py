@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from worker import errors
 

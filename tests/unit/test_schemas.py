@@ -1,0 +1,62 @@
+"""The capture event contract: short exact messages, exported JSON Schema in step."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from schemas.events import CaptureEvent, first_error
+
+OK = {"namespace": "proj", "kind": "retro", "heading": "Naming", "content": "Use kebab-case."}
+
+
+def error_of(**changes: object) -> str:
+    with pytest.raises(ValidationError) as exc:
+        CaptureEvent.model_validate({**OK, **changes})
+    return first_error(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"kind": "gossip"}, "kind: must be one of retro, correction, failure, pattern"),
+        ({"namespace": "../etc"}, "namespace: namespace must match ^[a-z0-9][a-z0-9._-]{0,62}$"),
+        ({"namespace": "x'; DROP TABLE memories;--"}, "namespace: namespace must match ^[a-z0-9][a-z0-9._-]{0,62}$"),
+        ({"content": "   \n\t"}, "content: content is empty"),
+        ({"content": "a\x00b"}, "content: content contains a NUL byte"),
+        ({"heading": "bad \ud800 surrogate"}, "heading: heading is not valid Unicode"),
+        ({"content": "x" * 20_001}, "content: String should have at most 20000 characters"),
+        ({"tags": ["t"] * 10_000}, "tags: at most 32 items allowed"),
+        ({"tags": ["a,b"]}, "tags: each tag must be 1-64 printable chars without commas"),
+        ({"event_id": "has space"}, "event_id: event_id must be 1-128 chars of [A-Za-z0-9._:-]"),
+        ({"colour": "red"}, "colour: unknown field"),
+        ({"content": 42}, "content: Input should be a valid string"),
+    ],
+)
+def test_invalid_events_get_a_short_exact_message(changes: dict[str, object], message: str) -> None:
+    assert error_of(**changes) == message
+
+
+def test_missing_field() -> None:
+    with pytest.raises(ValidationError) as exc:
+        CaptureEvent.model_validate({"namespace": "p", "kind": "retro", "heading": "h"})
+    assert first_error(exc.value) == "content: Field required"
+
+
+def test_event_id_is_derived_from_content_and_occurrence_when_absent() -> None:
+    a = CaptureEvent.model_validate(OK).resolved_id()
+    assert a == CaptureEvent.model_validate(dict(OK)).resolved_id()
+    assert a.startswith("h-")
+    later = CaptureEvent.model_validate({**OK, "occurred_at": "2026-01-02T03:04:05Z"}).resolved_id()
+    assert later != a
+    assert CaptureEvent.model_validate({**OK, "event_id": "mine-1"}).resolved_id() == "mine-1"
+
+
+def test_exported_json_schema_is_in_step_with_the_model() -> None:
+    path = Path(__file__).resolve().parents[2] / "schemas" / "capture_event.schema.json"
+    assert json.loads(path.read_text()) == CaptureEvent.model_json_schema(), (
+        "regenerate with: memsieve schema > schemas/capture_event.schema.json"
+    )
