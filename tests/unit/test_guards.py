@@ -1,0 +1,159 @@
+"""Unit tests of each dedupe guard: the traps they must veto, the rewordings they must pass."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from worker import gate, guards, guards_text
+
+
+def _pair(old: str, new: str, target: str | None = None) -> tuple[gate.Incoming, gate.Candidate]:
+    inc = gate.Incoming("ns", "pattern", "", new, "h-new", target_memory_id=target)
+    cand = gate.Candidate("m1", "pattern", "", old, "h-old", 0.01)
+    return inc, cand
+
+
+def _vetoes(old: str, new: str, target: str | None = None) -> list[str]:
+    inc, cand = _pair(old, new, target)
+    return sorted({v.guard for g in guards.default_guards() for v in g(inc, cand)})
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "guard"),
+    [
+        ("PR #260 fixed the login redirect.", "PR #480 fixed the login redirect.", "numbers"),
+        ("Postgres listens on port 5432.", "Postgres listens on port 5433.", "numbers"),
+        ("Retry 3 times.", "Retry five times.", "numbers"),
+        ("The queue holds 10,000 messages.", "The queue holds 1,000 messages.", "numbers"),
+        ("Pin the SDK to 2.4.1.", "Pin the SDK to 2.4.0.", "numbers"),
+        (
+            "The regression came in commit 3f9a2c1.",
+            "The regression came in commit 7be04d9.",
+            "identifiers",
+        ),
+        ("Set DATABASE_URL first.", "Set DATABASE_DSN first.", "identifiers"),
+        ("The tag must be app:stable.", "The tag must be app:latest.", "identifiers"),
+        ("Logs go to /var/log/app/worker.log.", "Logs go to /var/log/app/api.log.", "identifiers"),
+        (
+            "Docs are at https://docs.example.com/v1/.",
+            "Docs are at https://docs.example.com/v2/.",
+            "identifiers",
+        ),
+        (
+            "Errors go to the project web-frontend.",
+            "Errors go to the project web-backend.",
+            "compounds",
+        ),
+        ("Deploys are frozen on Fridays.", "Deploys are frozen on Mondays.", "dates"),
+        ("The contract renews in January.", "The contract renews in September.", "dates"),
+        ("He emigrated to Missouri in 1868.", "He emigrated to America in 1868.", "entities"),
+        (
+            "This project uses kebab-case for filenames.",
+            "This project uses snake_case for filenames.",
+            "identifiers",
+        ),
+        ("Indent YAML with spaces.", "Indent YAML with tabs.", "contrast"),
+        ("The job runs synchronously.", "The job runs asynchronously.", "contrast"),
+        (
+            "The test database is shared between workers.",
+            "The test database is not shared between workers.",
+            "negation",
+        ),
+        (
+            "The billing service depends on the auth service.",
+            "The auth service depends on the billing service.",
+            "swapped_roles",
+        ),
+        (
+            "Copy the file from the container to the host.",
+            "Copy the file from the host to the container.",
+            "swapped_roles",
+        ),
+        (
+            "Alice reviews Bob's pull requests.",
+            "Bob reviews Alice's pull requests.",
+            "swapped_roles",
+        ),
+    ],
+)
+def test_trap_is_vetoed_by_its_guard(old: str, new: str, guard: str) -> None:
+    assert guard in _vetoes(old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "This project uses kebab-case for filenames.",
+            "Filenames in this project are kebab-case.",
+        ),
+        (
+            "This project uses kebab-case for filenames.",
+            "Use kebab case when naming files in this repo.",
+        ),
+        ("PR #260 fixed the login redirect.", "PR 260 fixed the login redirect bug."),
+        ("Retry the webhook 5 times.", "Retry the webhook five times before giving up."),
+        (
+            "Mocking the clock makes the scheduler tests deterministic.",
+            "To make scheduler tests deterministic, mock the clock.",
+        ),
+        ("Do not hand-edit the generated files.", "Never edit generated files by hand."),
+        (
+            "The build is slow because the Docker image reinstalls dependencies.",
+            "Builds take long because the image reinstalls dependencies.",
+        ),
+        ("Deploys are frozen on Fridays.", "No deploys on a Friday: they are frozen."),
+    ],
+)
+def test_rewording_is_not_vetoed(old: str, new: str) -> None:
+    assert _vetoes(old, new) == []
+
+
+def test_correction_naming_its_target_is_never_vetoed() -> None:
+    assert _vetoes("Deploys run on Fridays.", "Deploys now run on Thursdays.", target="m1") == []
+    assert _vetoes("Deploys run on Fridays.", "Deploys now run on Thursdays.", target="other") == [
+        "dates"
+    ]
+
+
+def test_veto_detail_names_both_sides() -> None:
+    inc, cand = _pair("Postgres listens on port 5432.", "Postgres listens on port 5433.")
+    (veto,) = guards.numbers_guard(inc, cand)
+    assert veto == gate.Veto("numbers", "incoming has 5433; memory has 5432")
+
+
+def test_gate_inserts_beside_a_vetoed_close_candidate() -> None:
+    inc, cand = _pair("PR #260 fixed the login redirect.", "PR #480 fixed the login redirect.")
+    decision = gate.decide(inc, [cand], 0.4, guards.default_guards())
+    assert decision.action == "insert"
+    assert decision.reason.startswith("close candidate kept: numbers")
+
+
+def test_heading_is_compared_too() -> None:
+    inc = gate.Incoming("ns", "pattern", "Port 5433", "Postgres port.", "h1")
+    cand = gate.Candidate("m1", "pattern", "Port 5432", "Postgres port.", "h2", 0.01)
+    assert guards.numbers_guard(inc, cand)
+
+
+def test_first_inversion_tolerates_one_moved_block() -> None:
+    assert guards.first_inversion(("a", "b", "c", "d"), ("c", "d", "a", "b"), 1) is None
+    assert guards.first_inversion(("a", "b", "c"), ("c", "b", "a"), 1) == ("a", "b")
+
+
+def test_analysis_normalises_terms() -> None:
+    a = guards_text.analyse("Use kebab-case; the limit is 1,000 (five retries) on Fridays.")
+    assert {"1000", "5"} <= a.numbers
+    assert "friday" in a.dates
+    assert "kebabcase" in a.vocabulary
+
+
+def test_guards_are_fast_on_a_long_text() -> None:
+    long_text = " ".join(f"word{i % 50} and item {i}" for i in range(2000))
+    inc, cand = _pair(long_text, long_text + " extra")
+    start = time.perf_counter()
+    for g in guards.default_guards():
+        g(inc, cand)
+    # Generous: the analysis of 8,000 words; cached pairs take microseconds.
+    assert time.perf_counter() - start < 1.0
