@@ -264,14 +264,22 @@ class Store:
         threshold_for: Callable[[str], float],
         guards: Sequence[gate.Guard],
         k: int = 3,
+        now: datetime | None = None,
     ) -> list[Outcome]:
-        """Run the gate for each event in order, in one transaction for the namespace."""
+        """Run the gate for each event in order, in one transaction for the namespace.
+
+        `now` (replays and tests only) is the time the batch is written at: new rows get it
+        as created_at, superseded rows as deleted_at. Without it, the database clock.
+        """
         outcomes: list[Outcome] = []
         with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
             cur.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended('memsieve:ns:' || %s, 0))",
                 (namespace,),
             )
+            if now is not None:
+                # Read by memsieve_now(), the created_at default (migration 040).
+                cur.execute("SELECT set_config('memsieve.now', %s, true)", (now.isoformat(),))
             for ev, vector in items:
                 outcomes.append(
                     self._write_one(cur, ev, np.asarray(vector, dtype=np.float32), model, dims,
@@ -336,6 +344,8 @@ class Store:
             "target": d.target,
             "embedding_model": model,
             "embedding_dims": dims,
+            "neighbours_searched": k,
+            "explicit_target": ev.target_memory,
             "guards": [getattr(g, "__name__", type(g).__name__) for g in guards],
             "candidates": [
                 {
@@ -350,7 +360,13 @@ class Store:
 
         if d.action == "merge":
             assert d.target is not None
-            self._finish(cur, ev.event_id, "merged", d.target, None, 0.0, d.reason)
+            # Found by content hash before any vector search: the identical row is the
+            # only candidate; record it so the merge can be explained.
+            record["candidates"] = [
+                {"memory_id": d.target, "distance": 0.0, "within_threshold": True,
+                 "identical": True, "vetoes": []}
+            ]  # fmt: skip
+            self._finish(cur, ev.event_id, "merged", d.target, None, 0.0, d.reason, record)
             return Outcome(ev.event_id, "merged", d.target, None, 0.0, d.reason)
 
         supersedes = d.target if d.action == "supersede" else None
@@ -382,7 +398,7 @@ class Store:
             decision = "superseded"
         else:
             decision = "inserted"
-        self._finish(cur, ev.event_id, decision, new_id, supersedes, d.distance, d.reason)
+        self._finish(cur, ev.event_id, decision, new_id, supersedes, d.distance, d.reason, record)
         return Outcome(ev.event_id, decision, new_id, supersedes, d.distance, d.reason)
 
     @staticmethod
@@ -394,12 +410,14 @@ class Store:
         supersedes: str | None,
         distance: float | None,
         reason: str,
+        record: dict[str, Any],
     ) -> None:
         cur.execute(
             "UPDATE events SET status = 'written', decision = %s, memory_id = %s,"
-            " supersedes = %s, distance = %s, reason = %s, updated_at = clock_timestamp(),"
-            " finished_at = clock_timestamp() WHERE event_id = %s",
-            (decision, memory_id, supersedes, distance, reason, event_id),
+            " supersedes = %s, distance = %s, reason = %s, decision_record = %s,"
+            " updated_at = clock_timestamp(), finished_at = clock_timestamp()"
+            " WHERE event_id = %s",
+            (decision, memory_id, supersedes, distance, reason, json.dumps(record), event_id),
         )
 
     # -- reads ------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""`memsieve recall | history | events | stats`: reading the store."""
+"""`memsieve recall | events | stats`: reading the store (history: worker/cli/history.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,17 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
     emb = embedders.from_settings(settings)
     if bound and (bound["model"] != emb.model or int(bound["dims"]) != emb.dims):
         return fail(f"store holds {bound['model']} vectors; set MEMSIEVE_EMBEDDER to match")
-    rows = store.recall(args.namespace, emb.embed([args.query])[0], emb.model, args.k) if bound else []
+    if args.as_of is not None:
+        from worker import history
+
+        as_of = history.parse_time(args.as_of)
+        vector = emb.embed([args.query])[0]
+        found = history.recall_as_of(store, args.namespace, vector, emb.model, as_of, args.k)
+        rows = [vars(r) for r in found]
+    elif bound:
+        rows = store.recall(args.namespace, emb.embed([args.query])[0], emb.model, args.k)
+    else:
+        rows = []
     out = [
         {"memory_id": r["memory_id"], "kind": r["kind"], "heading": r["heading"],
          "content": r["content"], "tags": r["tags"], "distance": round(r["distance"], 6),
@@ -34,33 +44,14 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(out)
         return 0
+    if args.as_of is not None:
+        print(f"as of {history.fmt_ts(as_of)}:")
     if not out:
-        print(f"no live memories in namespace {args.namespace!r}")
+        when = "live then" if args.as_of is not None else "live"
+        print(f"no {when} memories in namespace {args.namespace!r}")
     for r in out:
         print(f"{r['distance']:.4f}  {r['memory_id']}  [{r['kind']}] {r['heading']}")
         print(f"        {r['content']}")
-    return 0
-
-
-def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
-    store, _ = _store(settings)
-    rows = store.history(args.memory_id)
-    if not rows:
-        return fail(f"no memory with id {args.memory_id}", 1)
-    out = [
-        {"memory_id": r["memory_id"], "heading": r["heading"], "content": r["content"],
-         "supersedes": r["supersedes"], "created_at": r["created_at"],
-         "deleted_at": r["deleted_at"], "live": r["deleted_at"] is None,
-         "distance": (r["decision"] or {}).get("distance")}
-        for r in rows
-    ]  # fmt: skip
-    if args.json:
-        emit_json(out)
-        return 0
-    for i, r in enumerate(out):
-        state = "live" if r["live"] else f"superseded {short_ts(r['deleted_at'])}"
-        print(f"v{len(out) - i}  {r['memory_id']}  created {short_ts(r['created_at'])}  {state}")
-        print(f"    {r['heading']}: {r['content']}")
     return 0
 
 
@@ -123,12 +114,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("namespace")
     p.add_argument("query")
     p.add_argument("-k", type=int, default=5)
+    p.add_argument(
+        "--as-of", dest="as_of", metavar="TIME",
+        help="answer from the memories live at TIME (ISO 8601; no zone = UTC, a date = 00:00 UTC)",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_recall)
-    p = sub.add_parser("history", help="the supersede chain of a memory, newest first")
-    p.add_argument("memory_id")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_history)
     p = sub.add_parser("events", help="the capture ledger")
     p.add_argument("--namespace")
     p.add_argument("--status", choices=["pending", "written", "rejected", "dead"])

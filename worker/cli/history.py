@@ -1,0 +1,92 @@
+"""`memsieve history | explain | revert`: the past of a memory, and undoing a supersede.
+
+`memsieve recall --as-of` lives with recall in worker/cli/read.py; all of them read through
+worker.history, the same API an agent calls in Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+from typing import Any
+
+from worker import errors
+from worker.cli.common import emit_json, fail, resolve
+from worker.settings import Settings
+
+
+def _store(settings: Settings) -> Any:
+    from worker.store import Store
+
+    settings = resolve(settings, need_redis=False)
+    return Store(settings.database_url or "", max_size=1)
+
+
+def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
+    from worker import history
+
+    lin = history.lineage(_store(settings), args.memory_id)
+    if lin is None:
+        return fail(f"no memory with id {args.memory_id}", 1)
+    if args.json:
+        emit_json(lin.to_dict())
+    else:
+        print(lin.text)
+    return 0
+
+
+def cmd_explain(settings: Settings, args: argparse.Namespace) -> int:
+    from worker import explain
+
+    try:
+        found = explain.explain(_store(settings), args.id)
+    except errors.PermanentError as exc:
+        return fail(str(exc), 1)
+    if args.json:
+        emit_json(found.to_dict())
+    else:
+        print(found.text)
+    return 0
+
+
+def cmd_revert(settings: Settings, args: argparse.Namespace) -> int:
+    from worker import revert
+
+    actor = args.actor or f"{getpass.getuser()} (cli)"
+    try:
+        done = revert.revert(_store(settings), args.id, actor=actor, reason=args.reason)
+    except revert.RevertRefused as exc:
+        if args.json:
+            emit_json({"refused": str(exc)})
+        return fail(str(exc), 1)
+    if args.json:
+        emit_json(done.to_dict())
+    else:
+        print(done.text)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "history",
+        help="every version of a memory: what it replaced, what replaced it, which is live",
+    )
+    p.add_argument("memory_id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_history)
+    p = sub.add_parser(
+        "explain", help="in plain words: why a memory exists / what became of an event"
+    )
+    p.add_argument("id", help="a memory id or an event id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_explain)
+    p = sub.add_parser(
+        "revert",
+        help="undo the supersede a memory's write made (the hidden row comes back), "
+        "or undo a revert (rev-N)",
+    )
+    p.add_argument("id", help="the memory whose write superseded another, or a revision like rev-3")
+    p.add_argument("--reason", help="why, kept in the record")
+    p.add_argument("--actor", help="who, kept in the record (default: your user name)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_revert)
