@@ -7,7 +7,7 @@ import importlib
 import sys
 
 from worker import errors
-from worker.cli import events, history, read, service
+from worker.cli import backfill, events, history, read, service
 from worker.settings import settings_help
 
 # Commands contributed by other modules: (module, function taking argv).
@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     events.register(sub)
     read.register(sub)
     history.register(sub)
+    backfill.register(sub)
     for name, (_mod, _fn, text) in EXTERNAL.items():
         sub.add_parser(name, help=text, add_help=False)
     return parser

@@ -1,0 +1,235 @@
+"""`memsieve backfill PATH`: send old retros through the queue, resumable, with progress.
+
+Items are handed to the broker in chunks (at most --window events in flight), the
+checkpoint advances after each chunk, and the progress bar counts events that reached a
+terminal state in the ledger, not messages sent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from worker import backfill as bf
+from worker import errors
+from worker.cli.common import emit_json, fail, resolve
+from worker.settings import Settings
+
+POLL = 0.5
+STALL_HINT_S = 30.0
+
+
+def _print_summary(
+    title: str, s: bf.Summary, as_json: bool, extra: dict[str, Any] | None = None
+) -> None:
+    if as_json:
+        emit_json({**s.as_dict(), **(extra or {})})
+        return
+    print(title)
+    print("\n".join(s.lines()))
+
+
+def _argsrepr(chunk: list[bf.Item]) -> str:
+    """What Flower shows as the capture task's arguments: counts and ids, never text."""
+    ns = sorted(
+        {
+            i.payload["namespace"]
+            for i in chunk
+            if isinstance(i.payload, dict) and isinstance(i.payload.get("namespace"), str)
+        }
+    )
+    return f"[{len(chunk)} event(s) ns={','.join(ns)[:80]} first={chunk[0].event_id}]"
+
+
+def _dry_run(settings: Settings, items: list[bf.Item], args: argparse.Namespace) -> int:
+    from worker.backfill_dry import dry_run
+
+    done, would = dry_run(settings, items)
+    if args.json:
+        emit_json({"already_in_ledger": done.as_dict(), "would": would.as_dict()})
+        return 0
+    print(f"dry run: {len(items)} items, {len(bf.unique(items))} events; nothing was written")
+    if done.events:
+        print(f"already in the ledger ({done.events}; sending them again changes nothing):")
+        print("\n".join(done.lines()[1:]))
+    print(f"{'the other ' if done.events else ''}{would.events} events would be:")
+    print("\n".join(would.lines()[1:]))
+    return 0
+
+
+class _Progress:
+    """A rich progress bar over ledger counts, or plain lines when not on a terminal."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total = total
+        self.live = None
+        self.last_plain = 0.0
+        if enabled and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )  # fmt: skip
+
+            self.live = Progress(
+                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TaskProgressColumn(), TextColumn("{task.fields[rate]}"),
+                TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                TextColumn("{task.fields[detail]}"),
+                console=Console(stderr=True), refresh_per_second=4, speed_estimate_period=20,
+            )  # fmt: skip
+            self.sent_task = self.live.add_task("sent   ", total=total, rate="", detail="")
+            self.done_task = self.live.add_task("written", total=total, rate="", detail="")
+            self.live.start()
+
+    def note(self, message: str) -> None:
+        if self.live is not None:
+            self.live.console.print(message)
+        else:
+            print(message, file=sys.stderr, flush=True)
+
+    def update(self, sent: int, s: bf.Summary) -> None:
+        detail = (
+            f"ins {s.written['inserted']} sup {s.written['superseded']} mrg {s.written['merged']}"
+            f" rej {sum(s.rejected.values())} dead {sum(s.dead.values())}"
+        )
+        if self.live is not None:
+            self.live.update(self.sent_task, completed=sent)
+            self.live.update(self.done_task, completed=s.terminal, detail=detail)
+            speed = self.live.tasks[self.done_task].speed
+            self.live.update(self.done_task, rate=f"{speed:6.1f} ev/s" if speed else "")
+        elif time.monotonic() - self.last_plain > 5:
+            self.last_plain = time.monotonic()
+            print(f"backfill: sent {sent}/{self.total}, done {s.terminal}/{self.total} ({detail})",
+                  file=sys.stderr, flush=True)  # fmt: skip
+
+    def stop(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+
+def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
+    path = Path(args.path)
+    try:
+        items = bf.read_source(path, args.namespace, args.kind)
+    except errors.ConfigError as exc:
+        return fail(str(exc))
+    if not items:
+        return fail(f"no retros found in {path} (looked for *.md, *.markdown, *.jsonl)")
+    settings = resolve(settings, need_redis=not args.dry_run)
+    from worker.store import Store
+
+    store = Store(settings.database_url or "", max_size=1)
+    store.migrate()  # the schema, not data: a dry run on a fresh store needs it too
+    store.close()
+    if args.dry_run:
+        return _dry_run(settings, items, args)
+    return _run(settings, path, items, args)
+
+
+def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Namespace) -> int:
+    from worker import constants
+    from worker.app import configure
+    from worker.store import Store
+
+    todo = bf.unique(items)
+    ids = [i.event_id for i in todo]
+    store = Store(settings.database_url or "", max_size=1)
+    ck = bf.Checkpoint.load(settings.home, path, args.namespace, ids)
+    if args.restart:
+        ck.reset()
+    app = configure(settings)
+    # What the ledger already knows (an earlier run, or the same events sent by others).
+    s = bf.Summary(items=len(items), events=len(ids))
+    finished: set[str] = set()
+    for r in bf.ledger_rows(store, ids, terminal_only=True):
+        s.add(r["status"], r["decision"], r["reason"])
+        finished.add(r["event_id"])
+    resumed, sent = ck.sent, ck.sent
+    if resumed:
+        print(f"resuming: {resumed} of {len(ids)} events were sent before; {len(finished)} are done",
+              file=sys.stderr)  # fmt: skip
+    progress = _Progress(len(ids), enabled=not args.no_progress and not args.json)
+    last_change, hinted, interrupted = time.monotonic(), False, False
+    try:
+        while True:
+            outstanding = [i for i in ids[:sent] if i not in finished]
+            while sent < len(ids) and len(outstanding) < args.window:
+                chunk = [i for i in todo[sent : sent + args.chunk] if i.event_id not in finished]
+                if chunk:
+                    payloads = [i.payload for i in chunk]
+                    app.send_task(
+                        constants.TASK_CAPTURE, args=[payloads], queue=constants.QUEUE,
+                        argsrepr=_argsrepr(chunk),
+                    )  # fmt: skip
+                    outstanding.extend(i.event_id for i in chunk)
+                sent = min(sent + args.chunk, len(ids))
+                ck.advance(ids, sent)
+            if sent == len(ids) and (not outstanding or args.no_wait):
+                break
+            for r in bf.ledger_rows(store, outstanding, terminal_only=True):
+                s.add(r["status"], r["decision"], r["reason"])
+                finished.add(r["event_id"])
+                last_change = time.monotonic()
+            progress.update(sent, s)
+            if not hinted and time.monotonic() - last_change > STALL_HINT_S:
+                hinted = True
+                progress.note(
+                    f"backfill: no event finished in {STALL_HINT_S:.0f}s; is a worker running "
+                    "(`memsieve up` or `memsieve worker`)? Ctrl-C now and run again later to resume."
+                )
+            time.sleep(POLL)
+        progress.update(sent, s)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        progress.stop()
+    final = bf.summarize(store, items)
+    store.close()
+    extra = {"sent": sent, "interrupted": interrupted, "checkpoint": str(ck.file)}
+    if interrupted:
+        _print_summary(
+            f"backfill interrupted: {sent} of {len(ids)} events sent; run the same command again "
+            "to resume (nothing is sent twice)", final, args.json, extra,
+        )  # fmt: skip
+        return 130
+    title = f"backfill of {path}: " + ("sent, not waiting" if args.no_wait else "done")
+    _print_summary(title, final, args.json, extra)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "backfill",
+        help="send old retros (JSON lines, or Markdown with one lesson per heading) through "
+        "the queue; resumable, idempotent",
+    )
+    p.add_argument("path", help="a .jsonl file, a Markdown file, or a folder of them")
+    p.add_argument("--namespace", help="namespace for items that name none")
+    p.add_argument("--kind", default="retro", help="kind for items that name none [retro]")
+    p.add_argument("--chunk", type=int, default=100, help="events per capture message [100]")
+    p.add_argument(
+        "--window", type=int, default=2000, help="events sent but not finished, at most [2000]"
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="report what the policy and the gate would do; write nothing",
+    )
+    p.add_argument(
+        "--restart",
+        action="store_true",
+        help="ignore the checkpoint and send everything again (still idempotent)",
+    )
+    p.add_argument("--no-wait", action="store_true", help="return once everything is sent")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=cmd_backfill)
