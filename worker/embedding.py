@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from worker import errors
+from worker import errors, metrics
 from worker.embedders.base import Embedder
 
 
@@ -40,12 +41,31 @@ def _embed_isolating(
     return out
 
 
+def _call(embedder: Embedder, chunk: list[str]) -> list[list[float] | EmbedFailure]:
+    """One provider call, measured (tokens and retries as the embedder counts them, if it does)."""
+    stats = getattr(embedder, "stats", None)
+    tokens, retries = getattr(stats, "tokens", 0), getattr(stats, "retries", 0)
+    started, outcome = time.perf_counter(), "error"
+    try:
+        vectors: list[list[float] | EmbedFailure] = list(embedder.embed(chunk))
+        outcome = "ok"
+        return vectors
+    except errors.PermanentError:
+        outcome = "refused"
+        raise
+    finally:
+        metrics.embedded(
+            embedder.model, len(chunk), time.perf_counter() - started, outcome,
+            getattr(stats, "tokens", 0) - tokens, getattr(stats, "retries", 0) - retries,
+        )  # fmt: skip
+
+
 def _embed_chunk(
     embedder: Embedder, chunk: list[str], result: EmbedResult
 ) -> list[list[float] | EmbedFailure]:
     try:
         result.calls += 1
-        return list(embedder.embed(chunk))
+        return _call(embedder, chunk)
     except errors.PermanentError as exc:
         if len(chunk) == 1:
             return [EmbedFailure("embedding_refused", str(exc)[:500])]

@@ -20,7 +20,7 @@ import redis
 from pydantic import ValidationError
 
 from schemas import events as ev
-from worker import embedders, embedding, errors, gate
+from worker import embedders, embedding, errors, gate, metrics
 from worker.locks import NamespaceLock
 from worker.settings import Settings
 from worker.store import InboxEvent, Outcome, Pending, Store
@@ -221,6 +221,7 @@ class Pipeline:
             status = r.status if r.event_id in new else "duplicate"
             out.append(Accepted(r.event_id, r.namespace, status, r.reason, r.detail))
             if r.status == "rejected" and r.event_id in new:
+                metrics.refused(r.reason)
                 decisions_log.info(
                     "rejected",
                     extra={"event_id": r.event_id, "namespace": r.namespace,
@@ -235,7 +236,10 @@ class Pipeline:
         self.ensure_bound()
         result = FlushResult(namespace)
         lock = NamespaceLock(self.redis, namespace, ttl=self.settings.lock_ttl)
-        if not lock.acquire(wait=wait):
+        waited = time.monotonic()
+        acquired = lock.acquire(wait=wait)
+        metrics.lock_waited(time.monotonic() - waited, acquired)
+        if not acquired:
             result.busy = True
             return result
         try:
@@ -259,12 +263,14 @@ class Pipeline:
                 [p.event_id for p in pending], f"embedding failed: {exc}", self.settings.max_attempts
             )
             result.dead.extend(dead)
+            metrics.died(dead)
             raise
         result.embed_calls += vectors.calls
         ready: list[tuple[Pending, list[float]]] = []
         for p, v in zip(pending, vectors, strict=True):
             if isinstance(v, embedding.EmbedFailure):
                 if self.store.mark_dead(p.event_id, v.reason, v.detail):
+                    metrics.decided("dead", p.kind)
                     result.dead.append(p.event_id)
                     decisions_log.info(
                         "dead",
@@ -277,6 +283,8 @@ class Pipeline:
             return
         started = time.monotonic()
         outcomes = self._write(namespace, ready, result)
+        metrics.wrote(time.monotonic() - started, True)
+        metrics.outcomes(outcomes, metrics.kinds_of(pending))
         log.debug("wrote %d events in %.1f ms", len(outcomes), (time.monotonic() - started) * 1e3)
         for o in outcomes:
             if o.decision != "skipped":
@@ -312,6 +320,7 @@ class Pipeline:
                 self.settings.max_attempts,
             )  # fmt: skip
             result.dead.extend(dead)
+            metrics.died(dead)
             if not dead:
                 raise errors.TransientError(f"write of {ev_id} failed; will retry") from exc
             return []

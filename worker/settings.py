@@ -34,6 +34,7 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "MEMSIEVE_FLOWER_BASIC_AUTH": ("", "user:password for Flower; required when Flower binds beyond localhost"),
     "MEMSIEVE_FLOWER_ADDRESS": ("127.0.0.1", "Flower bind address"),
     "MEMSIEVE_METRICS_PORT": ("9464", "Prometheus metrics port of the worker (0 disables)"),
+    "MEMSIEVE_METRICS_ADDRESS": ("127.0.0.1", "metrics bind address (0.0.0.0 in a container)"),
     "MEMSIEVE_LOG_FORMAT": ("text", "text | json"),
     "MEMSIEVE_LOG_LEVEL": ("INFO", "DEBUG | INFO | WARNING | ERROR"),
     "MEMSIEVE_POLICY_FILE": ("", "YAML/JSON capture policy settings per namespace"),
@@ -107,6 +108,7 @@ class Settings:
     flower_basic_auth: str = field(repr=False)
     flower_address: str
     metrics_port: int
+    metrics_address: str
     log_format: str
     log_level: str
     policy_file: str | None
@@ -153,6 +155,7 @@ class Settings:
             flower_basic_auth=auth,
             flower_address=env.get("MEMSIEVE_FLOWER_ADDRESS", "") or "127.0.0.1",
             metrics_port=_int(env, "MEMSIEVE_METRICS_PORT", 9464, 0),
+            metrics_address=env.get("MEMSIEVE_METRICS_ADDRESS", "") or "127.0.0.1",
             log_format=log_format,
             log_level=log_level,
             policy_file=env.get("MEMSIEVE_POLICY_FILE") or None,

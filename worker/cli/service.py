@@ -121,7 +121,10 @@ def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
     app = configure(settings)
     from worker import metrics
 
-    metrics.serve(settings.metrics_port)
+    if settings.metrics_port:
+        # Before the pool forks: children write samples where this process serves them.
+        metrics.prepare_multiprocess(settings.home)
+        metrics.serve(settings.metrics_port, settings.database_url, settings.metrics_address)
     argv = [
         "worker", f"--loglevel={settings.log_level}", f"--concurrency={args.concurrency or settings.concurrency}",
         f"--pool={args.pool}", "-E", "--without-gossip", "--without-mingle", f"--queues={args.queue}",
