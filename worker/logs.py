@@ -8,16 +8,41 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 FIELDS = ("event_id", "namespace", "decision", "reason", "memory_id", "supersedes", "distance")
+
+# Last fence for text that reaches a log line from an exception or a library: passwords in
+# URLs (a database URL in a connection error) and API-key shaped tokens.
+_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/?#@\s]*:)[^@\s/]+@", re.IGNORECASE)
+_API_KEY = re.compile(r"\b(sk-(?:proj-)?|Bearer\s+)[A-Za-z0-9_\-]{12,}")
+
+
+def redact(text: str) -> str:
+    """The text with URL passwords and API keys replaced by ***."""
+    return _API_KEY.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", text))
+
+
+class RedactingFilter(logging.Filter):
+    """Redacts every record's message (and arguments) before any handler formats it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.args:
+            try:
+                record.msg, record.args = record.getMessage(), None
+            except (TypeError, ValueError):
+                pass
+        if isinstance(record.msg, str):
+            record.msg = redact(record.msg)
+        return True
 
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         out = {
-            "ts": datetime.fromtimestamp(record.created, timezone.utc).isoformat(),
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(),
             "level": record.levelname,
             "logger": record.name,
             "msg": record.getMessage(),
@@ -27,7 +52,7 @@ class JsonFormatter(logging.Formatter):
             if value is not None:
                 out[name] = value
         if record.exc_info:
-            out["exc"] = self.formatException(record.exc_info)
+            out["exc"] = redact(self.formatException(record.exc_info))
         return json.dumps(out, default=str)
 
 
@@ -36,7 +61,7 @@ class TextFormatter(logging.Formatter):
         super().__init__("%(asctime)s %(levelname)s %(name)s %(message)s")
 
     def format(self, record: logging.LogRecord) -> str:
-        base = super().format(record)
+        base = redact(super().format(record))
         extras = " ".join(
             f"{n}={getattr(record, n)}" for n in FIELDS if getattr(record, n, None) is not None
         )
@@ -46,6 +71,7 @@ class TextFormatter(logging.Formatter):
 def setup(fmt: str = "text", level: str = "INFO") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    handler.addFilter(RedactingFilter())
     root = logging.getLogger()
     for h in list(root.handlers):
         root.removeHandler(h)
