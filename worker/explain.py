@@ -137,7 +137,7 @@ def _revision_sentences(cur: Any, memory_id: str, lin: hist.Lineage) -> list[str
     out = []
     for s in lin.steps:
         who = f"by {s.actor}" if s.actor else "by an unnamed actor"
-        why = f" (reason: {s.reason!r})" if s.reason else ""
+        why = f", reason: {s.reason!r}" if s.reason else ""
         if s.kind == "supersede" and s.older_id == memory_id:
             out.append(
                 f"On {fmt_ts(s.at)} {_label(cur, s.newer_id)} superseded it (event {s.event_id}), "
@@ -145,14 +145,14 @@ def _revision_sentences(cur: Any, memory_id: str, lin: hist.Lineage) -> list[str
             )
         elif s.kind == "revert" and memory_id in (s.older_id, s.newer_id):
             out.append(
-                f"On {fmt_ts(s.at)} that supersede was reverted {who}{why} (rev-{s.revision}): "
+                f"On {fmt_ts(s.at)} that supersede was reverted {who} (rev-{s.revision}{why}): "
                 f"memory {short(s.older_id)} became live again and memory {short(s.newer_id)} "
                 f"stayed live."
             )
         elif s.kind == "unrevert" and memory_id in (s.older_id, s.newer_id):
             out.append(
-                f"On {fmt_ts(s.at)} the revert rev-{s.undoes} was undone {who}{why} "
-                f"(rev-{s.revision}): memory {short(s.older_id)} is hidden behind memory "
+                f"On {fmt_ts(s.at)} the revert rev-{s.undoes} was undone {who} "
+                f"(rev-{s.revision}{why}): memory {short(s.older_id)} is hidden behind memory "
                 f"{short(s.newer_id)} again."
             )
     return out
@@ -255,13 +255,13 @@ def explain_event(store: Store, event_id: str) -> Explanation | None:
             live = m is not None and m["deleted_at"] is None
             if record is None and m is not None and outcome != "merged":
                 record = m["decision"]  # written before events kept their record
-            if record:
+            if outcome == "merged":
+                record = record or {"action": "merge", "target": memory_id}
                 text = _decision_sentence(cur, record, head)
             else:
-                text = f"{head} was {outcome} (memory {short(memory_id)}); no decision record was kept."
-            if outcome != "merged" and memory_id:
-                text += f" The memory it wrote is {short(memory_id)}."
-            lin = hist.lineage(store, memory_id) if memory_id else None
+                text = f"{head} was written as {_label(cur, memory_id)}. "
+                text += _decision_sentence(cur, record or {}, "It")
+            lin = hist.lineage_in(cur, memory_id) if memory_id else None
             if lin is not None:
                 sentences = _revision_sentences(cur, memory_id or "", lin)
                 if sentences:

@@ -58,7 +58,7 @@ def short(memory_id: str | None) -> str:
     return memory_id[:8] if memory_id else "-"
 
 
-def quote(text: str, limit: int = 60) -> str:
+def quote(text: str, limit: int = 90) -> str:
     text = " ".join(text.split())
     return f"'{text if len(text) <= limit else text[: limit - 1] + '…'}'"
 
@@ -179,26 +179,31 @@ def lineage(store: Store, memory_id: str) -> Lineage | None:
     if not is_uuid(memory_id):
         return None
     with store.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(_COMPONENT, {"id": memory_id})
-        rows = cur.fetchall()
-        if not rows:
-            return None
-        ids = [r["memory_id"] for r in rows]
-        cur.execute(
-            "SELECT id AS revision, kind, newer_id::text, older_id::text, at, actor, reason,"
-            " event_id, undoes FROM memory_revisions WHERE newer_id = ANY(%s::uuid[])"
-            " ORDER BY at, id",
-            (ids,),
-        )
-        steps = [Step(**r) for r in cur.fetchall()]
-        cur.execute(
-            "SELECT memory_id::text, live_from, live_to FROM memory_liveness"
-            " WHERE memory_id = ANY(%s::uuid[]) ORDER BY live_from",
-            (ids,),
-        )
-        intervals: dict[str, list[tuple[datetime, datetime | None]]] = {}
-        for r in cur.fetchall():
-            intervals.setdefault(r["memory_id"], []).append((r["live_from"], r["live_to"]))
+        return lineage_in(cur, memory_id)
+
+
+def lineage_in(cur: Any, memory_id: str) -> Lineage | None:
+    """`lineage` on a dict_row cursor the caller holds (one connection per request)."""
+    cur.execute(_COMPONENT, {"id": memory_id})
+    rows = cur.fetchall()
+    if not rows:
+        return None
+    ids = [r["memory_id"] for r in rows]
+    cur.execute(
+        "SELECT id AS revision, kind, newer_id::text, older_id::text, at, actor, reason,"
+        " event_id, undoes FROM memory_revisions WHERE newer_id = ANY(%s::uuid[])"
+        " ORDER BY at, id",
+        (ids,),
+    )
+    steps = [Step(**r) for r in cur.fetchall()]
+    cur.execute(
+        "SELECT memory_id::text, live_from, live_to FROM memory_liveness"
+        " WHERE memory_id = ANY(%s::uuid[]) ORDER BY live_from",
+        (ids,),
+    )
+    intervals: dict[str, list[tuple[datetime, datetime | None]]] = {}
+    for r in cur.fetchall():
+        intervals.setdefault(r["memory_id"], []).append((r["live_from"], r["live_to"]))
 
     links: dict[str, Link] = {}
     for s in sorted(steps, key=lambda s: s.revision):
@@ -284,7 +289,9 @@ def render_lineage(lin: Lineage) -> str:
         if v.supersedes:
             target = num.get(v.supersedes, short(v.supersedes))
             how += f"; replaced {target}"
-            if v.decision.get("distance") is not None and v.decision.get("threshold") is not None:
+            if v.decision.get("explicit_target") == v.supersedes:
+                how += " (the correction named it)"
+            elif v.decision.get("distance") is not None and v.decision.get("threshold") is not None:
                 how += f" (distance {v.decision['distance']:.3f} < {v.decision['threshold']:.3f})"
             if not v.supersede_active:
                 how += ", since reverted"
@@ -301,12 +308,11 @@ def render_lineage(lin: Lineage) -> str:
             what = f"{newer} superseded {older}: {older} hidden from recall"
             what += f" (event {s.event_id})" if s.event_id else ""
         elif s.kind == "revert":
-            what = f"revert of rev-{s.undoes}: {older} live again, {newer} stays"
+            what = f"{s.actor or 'someone'} reverted rev-{s.undoes}: {older} live again, {newer} stays live"
         else:
-            what = f"undo of revert rev-{s.undoes}: {older} hidden again behind {newer}"
-        who = f" by {s.actor}" if s.actor and s.kind != "supersede" else ""
-        why = f" — {s.reason!r}" if s.reason and s.kind != "supersede" else ""
-        out.append(f"  {fmt_ts(s.at)}  rev-{s.revision}  {what}{who}{why}")
+            what = f"{s.actor or 'someone'} undid revert rev-{s.undoes}: {older} hidden again behind {newer}"
+        why = f" (reason: {s.reason!r})" if s.reason and s.kind != "supersede" else ""
+        out.append(f"  {fmt_ts(s.at)}  rev-{s.revision}  {what}{why}")
     return "\n".join(out)
 
 

@@ -77,7 +77,8 @@ def test_revert_brings_the_hidden_fact_back_and_records_both_steps(
 
     text = h.explain(s).text
     assert "superseded it (event e-prod)" in text
-    assert "that supersede was reverted by alice (reason: 'different databases')" in text
+    assert "that supersede was reverted by alice (rev-" in text
+    assert "reason: 'different databases'): memory " in text
     assert f"It is live; so is memory {p[:8]}." in text
     ev = h.explain("e-prod")
     assert ev.outcome == "superseded" and "was reverted by alice" in ev.text

@@ -47,8 +47,10 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
     if args.as_of is not None:
         print(f"as of {history.fmt_ts(as_of)}:")
     if not out:
-        when = "live then" if args.as_of is not None else "live"
-        print(f"no {when} memories in namespace {args.namespace!r}")
+        if args.as_of is not None:
+            print(f"no memories were live in namespace {args.namespace!r} then")
+        else:
+            print(f"no live memories in namespace {args.namespace!r}")
     for r in out:
         print(f"{r['distance']:.4f}  {r['memory_id']}  [{r['kind']}] {r['heading']}")
         print(f"        {r['content']}")
