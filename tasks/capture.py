@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import kombu.exceptions
 import psycopg
 import redis
 
@@ -14,7 +15,11 @@ from worker.app import app
 
 log = logging.getLogger("memsieve.tasks.capture")
 
-MAX_RETRIES = 8
+# None: retry for as long as the store is unreachable. The message is the only copy of
+# events the producer was told were accepted; giving up would lose them. Only an
+# unreachable store is retried here (bad input never raises), so this cannot loop on a
+# poison message.
+MAX_RETRIES = None
 
 
 @app.task(
@@ -52,6 +57,6 @@ def flush_later(namespace: str, countdown: float = 0.0) -> None:
         app.send_task(
             constants.TASK_FLUSH, args=[namespace], queue=constants.QUEUE, countdown=countdown or None
         )
-    except (redis.RedisError, OSError) as exc:
+    except (redis.RedisError, OSError, kombu.exceptions.OperationalError) as exc:
         # The sweeper will find the pending events; nothing is lost.
         log.warning("could not schedule flush of %s: %s", namespace, exc)

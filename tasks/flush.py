@@ -41,9 +41,18 @@ def flush(self: Any, namespace: Any) -> dict[str, Any]:
         if pipe.redis.set(constants.flush_retry_key(namespace), "1", nx=True, ex=2):
             raise self.retry(countdown=1.0)
         return {"namespace": namespace, "busy": True}
-    # Lost wake-up: events that arrived while we held the lock and whose own flush was
-    # refused are picked up here.
-    if pipe.store.has_pending(namespace):
+    if result.lock_lost:
+        log.warning(
+            "flush %s: the namespace lock expired under this worker (paused past its TTL?);"
+            " stopped draining, another worker owns the namespace now", namespace,
+        )  # fmt: skip
+    if result.failed:
+        # Events that failed again stay pending: try them later, with backoff (the
+        # sweeper would find them too). Each failure used up one of their attempts.
+        flush_later(namespace, countdown=runtime.backoff(3))
+    elif pipe.store.has_pending(namespace):
+        # Lost wake-up: events that arrived while we held the lock and whose own flush
+        # was refused are picked up here.
         flush_later(namespace)
     counts: dict[str, Any] = {"namespace": namespace}
     for o in result.outcomes:

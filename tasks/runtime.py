@@ -21,5 +21,10 @@ def pipeline() -> Pipeline:
 
 
 def backoff(retries: int, base: float = 0.5, cap: float = 30.0) -> float:
-    """Exponential backoff with full jitter, in seconds (kept far below the visibility timeout)."""
+    """Exponential backoff with full jitter, in seconds.
+
+    Capped at a third of the visibility timeout: the Redis broker would redeliver a
+    message whose countdown outlasts it, and the task would run twice.
+    """
+    cap = min(cap, current_settings().visibility_timeout / 3)
     return random.uniform(0, min(cap, base * 2**retries))

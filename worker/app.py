@@ -25,8 +25,17 @@ def configure(settings: Settings) -> Celery:
         broker_url=settings.broker_url,
         broker_connection_retry_on_startup=True,
         broker_connection_max_retries=None,
-        # Redis broker: an unacked message comes back after this; keep countdowns far below.
-        broker_transport_options={"visibility_timeout": settings.visibility_timeout},
+        # Redis broker: an unacked message (its worker was killed) comes back after the
+        # visibility timeout; keep countdowns far below it (tasks.runtime.backoff). Kombu
+        # only scans for such messages every interval * throttle seconds (100 s by
+        # default): scan every tenth of the timeout instead, so a lost worker's messages
+        # return within ~1.1x the timeout. Ignored by the AMQP transport, where the
+        # broker requeues a dead consumer's unacked messages at once.
+        broker_transport_options={
+            "visibility_timeout": settings.visibility_timeout,
+            "unacked_restore_interval": max(1, settings.visibility_timeout // 10),
+            "unacked_restore_throttle": 1,
+        },
         result_backend=None,
         task_ignore_result=True,
         task_serializer="json",

@@ -20,7 +20,7 @@ import redis
 from pydantic import ValidationError
 
 from schemas import events as ev
-from worker import embedders, embedding, errors, gate, metrics
+from worker import embedders, embedding, errors, faults, gate, metrics
 from worker.locks import NamespaceLock
 from worker.settings import Settings
 from worker.store import InboxEvent, Outcome, Pending, Store
@@ -44,6 +44,9 @@ class FlushResult:
     busy: bool = False
     outcomes: list[Outcome] = field(default_factory=list)
     dead: list[str] = field(default_factory=list)
+    # Events that failed this round and stay pending (retried later, with backoff).
+    failed: list[str] = field(default_factory=list)
+    lock_lost: bool = False
     embed_calls: int = 0
 
 
@@ -243,13 +246,30 @@ class Pipeline:
             result.busy = True
             return result
         try:
-            while True:
-                pending = self.store.claim_pending(namespace, self.settings.batch_size)
+            # Stop draining once the lock is lost (we were paused past its TTL): another
+            # worker owns the namespace now. Correctness never depended on the lock (the
+            # advisory lock and the pending re-check in write_batch guard each write).
+            while not lock.lost:
+                pending = self.store.claim_pending(
+                    namespace, self.settings.batch_size, exclude=result.failed
+                )
                 if not pending:
                     break
-                self._process(namespace, pending, result)
+                # An event that failed before is retried alone: a poison event must not
+                # keep failing (and using up the attempts of) the events batched with it.
+                for p in [p for p in pending if p.attempts > 0]:
+                    try:
+                        self._process(namespace, [p], result)
+                    except errors.TransientError as exc:
+                        if p.event_id not in result.dead:
+                            result.failed.append(p.event_id)
+                        log.warning("event %s failed again (%s); retried later", p.event_id, exc)
+                fresh = [p for p in pending if p.attempts == 0]
+                if fresh:
+                    self._process(namespace, fresh, result)
         finally:
             lock.release()
+            result.lock_lost = lock.lost
         return result
 
     def _process(self, namespace: str, pending: list[Pending], result: FlushResult) -> None:
@@ -257,6 +277,8 @@ class Pipeline:
         texts = [ev.memory_text(p.heading, p.content) for p in pending]
         hashes = [p.content_hash for p in pending]
         try:
+            faults.pause("embed", namespace, len(pending))
+            faults.check_poison(texts)
             vectors = embedding.embed_items(emb, self.store, list(zip(hashes, texts, strict=True)))
         except errors.TransientError as exc:
             dead = self.store.fail_attempt(

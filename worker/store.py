@@ -21,7 +21,7 @@ from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from worker import errors, gate, migrations
+from worker import errors, faults, gate, migrations
 
 log = logging.getLogger("memsieve.store")
 
@@ -171,17 +171,20 @@ class Store:
             cur.execute("SELECT * FROM events WHERE event_id = %s", (event_id,))
             return cur.fetchone()
 
-    def claim_pending(self, namespace: str, limit: int) -> list[Pending]:
-        """The oldest pending events of a namespace (the caller holds the namespace lock)."""
+    def claim_pending(
+        self, namespace: str, limit: int, exclude: Sequence[str] = ()
+    ) -> list[Pending]:
+        """The oldest pending events of a namespace (the caller holds the namespace lock),
+        leaving out `exclude` (events that already failed in this flush)."""
         from schemas.events import content_hash
 
         with self.pool.connection() as conn:
             rows = conn.execute(
                 "SELECT event_id, namespace, kind, heading, content, tags, occurred_at, agent,"
                 " session, target_memory::text, attempts FROM events"
-                " WHERE namespace = %s AND status = 'pending'"
+                " WHERE namespace = %s AND status = 'pending' AND NOT (event_id = ANY(%s))"
                 " ORDER BY received_at, event_id LIMIT %s",
-                (namespace, limit),
+                (namespace, list(exclude), limit),
             ).fetchall()
         return [
             Pending(*r[:11], content_hash=content_hash(r[3], r[4]))  # type: ignore[arg-type]
@@ -242,7 +245,8 @@ class Store:
                 " WHERE model = %s AND content_hash = ANY(%s)",
                 (model, keys),
             ).fetchall()
-        return {h: v.tolist() for h, v in rows}
+        # pgvector >= 0.4 loads `vector` as pgvector.Vector (no .tolist()); older, ndarray.
+        return {h: np.asarray(getattr(v, "to_numpy", lambda: v)()).tolist() for h, v in rows}
 
     def cache_put_many(self, model: str, items: dict[str, list[float]]) -> None:
         if not items:
@@ -277,6 +281,7 @@ class Store:
                 "SELECT pg_advisory_xact_lock(hashtextextended('memsieve:ns:' || %s, 0))",
                 (namespace,),
             )
+            faults.pause("write", namespace, len(items))
             if now is not None:
                 # Read by memsieve_now(), the created_at default (migration 040).
                 cur.execute("SELECT set_config('memsieve.now', %s, true)", (now.isoformat(),))
