@@ -170,4 +170,7 @@ def first_error(exc: ValidationError) -> str:
         msg = f"at most {ctx['max_length']} items allowed"
     if err["type"] == "extra_forbidden":
         msg = "unknown field"
+        # A field name is producer input: echo it only when it looks like a name.
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", loc):
+            loc = "event"
     return f"{loc}: {msg}"

@@ -28,6 +28,7 @@ MAX_RETRIES = None
     acks_late=True,
     reject_on_worker_lost=True,
     max_retries=MAX_RETRIES,
+    Request="worker.consumer:CaptureRequest",
 )
 def capture(self: Any, payload: Any) -> dict[str, int]:
     """Accept one event or a list of events (backfills send lists).

@@ -11,11 +11,13 @@ import threading
 
 from celery import Celery, signals
 
-from worker import constants
+from worker import broker, constants
 from worker.settings import Settings
 
 log = logging.getLogger("memsieve.app")
 
+# Garbage pushed onto a Redis queue must not kill the worker (see worker/broker.py).
+broker.install()
 app = Celery("memsieve", include=["tasks.capture", "tasks.flush"])
 
 
@@ -46,7 +48,11 @@ def configure(settings: Settings) -> Celery:
         worker_prefetch_multiplier=1,
         worker_cancel_long_running_tasks_on_connection_loss=True,
         worker_send_task_events=True,
-        task_send_sent_event=True,
+        # Off: a retry re-sends the task from the worker, and the task-sent event would
+        # carry Celery's repr of the arguments (lesson text). Received/started/succeeded
+        # events carry CaptureRequest's summary instead.
+        task_send_sent_event=False,
+        worker_consumer="worker.consumer:MemsieveConsumer",
         worker_hijack_root_logger=False,
         worker_redirect_stdouts=False,
         task_track_started=True,

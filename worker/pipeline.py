@@ -12,8 +12,9 @@ import json
 import logging
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import psycopg
 import redis
@@ -118,6 +119,37 @@ def _threshold_for(embedder: embedders.Embedder, kind: str) -> float:
     return thresholds.threshold_for(embedder.model, kind)
 
 
+def _decode(raw: Any) -> tuple[Any, tuple[str, str] | None]:
+    """(object, None) for an item that validates as an event, else (object, (reason, detail))."""
+    obj = raw
+    if isinstance(raw, (str, bytes)):
+        try:
+            obj = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            return None, ("malformed_json", "not valid JSON")
+    if not isinstance(obj, dict):
+        return obj, ("not_an_event", "expected a JSON object")
+    try:
+        ev.CaptureEvent.model_validate(obj)
+    except ValidationError as exc:
+        return obj, ("invalid", ev.first_error(exc))
+    except RecursionError:
+        return obj, ("invalid", "event: nested too deeply")
+    return obj, None
+
+
+def event_id_for(raw: Any) -> str:
+    """The event id the ledger records for a raw item (producers can compute it too).
+
+    A valid event: its own or its derived id. Anything else: its `event_id` field if that
+    is well-formed, else an id derived from its raw bytes.
+    """
+    obj, err = _decode(raw)
+    if err is None:
+        return ev.CaptureEvent.model_validate(obj).resolved_id()
+    return _given_event_id(obj) or ev.raw_event_id(_raw_bytes(raw))
+
+
 class Pipeline:
     def __init__(
         self,
@@ -163,21 +195,11 @@ class Pipeline:
         invalid events keep only their id and the validation message; events refused for
         a secret keep the redacted text and a fingerprint.
         """
-        if isinstance(raw, (str, bytes)):
-            try:
-                raw = json.loads(raw)
-            except (ValueError, UnicodeDecodeError):
-                eid = ev.raw_event_id(_raw_bytes(raw))
-                return self._refused(eid, None, "malformed_json", "not valid JSON"), None
-        if not isinstance(raw, dict):
-            eid = ev.raw_event_id(_raw_bytes(raw))
-            return self._refused(eid, None, "not_an_event", "expected a JSON object"), None
-        try:
-            event = ev.CaptureEvent.model_validate(raw)
-        except ValidationError as exc:
-            eid = _given_event_id(raw) or ev.raw_event_id(_raw_bytes(raw))
-            return self._refused(eid, _given_namespace(raw), "invalid", ev.first_error(exc)), None
-
+        obj, err = _decode(raw)
+        if err is not None:
+            eid = event_id_for(raw)
+            return self._refused(eid, _given_namespace(obj), err[0], err[1]), None
+        event = ev.CaptureEvent.model_validate(obj)
         eid = event.resolved_id()
         verdict = _evaluate(event, self.policy)
         row = InboxEvent(

@@ -9,8 +9,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import ValidationError
-
 from schemas import events as ev
 from worker.cli.common import emit_json, fail, resolve
 from worker.settings import Settings
@@ -53,33 +51,21 @@ def _lines(path: str) -> Iterator[Any]:
 
 def expected_id(raw: Any) -> str:
     """The event id the capture task will record for this item (printed to the producer)."""
-    from worker.pipeline import _raw_bytes
+    from worker.pipeline import event_id_for
 
-    if isinstance(raw, dict):
-        try:
-            return ev.CaptureEvent.model_validate(raw).resolved_id()
-        except ValidationError:
-            eid = raw.get("event_id")
-            if isinstance(eid, str) and ev.EVENT_ID_RE.match(eid):
-                return eid
-    return ev.raw_event_id(_raw_bytes(raw))
-
-
-def summary(items: list[Any]) -> str:
-    """What Flower shows as the task's arguments: counts and ids, never the text."""
-    ns = sorted({i.get("namespace") for i in items if isinstance(i, dict) and isinstance(i.get("namespace"), str)})
-    return f"[{len(items)} event(s) ns={','.join(ns)[:80]} first={expected_id(items[0]) if items else '-'}]"
+    return event_id_for(raw)
 
 
 def send(items: list[Any], settings: Settings) -> None:
     from worker import constants
     from worker.app import configure
+    from worker.consumer import describe_payload
 
     app = configure(settings)
     for start in range(0, len(items), CHUNK):
         chunk = items[start : start + CHUNK]
         app.send_task(
-            constants.TASK_CAPTURE, args=[chunk], queue=constants.QUEUE, argsrepr=summary(chunk)
+            constants.TASK_CAPTURE, args=[chunk], queue=constants.QUEUE, argsrepr=describe_payload(chunk)
         )
 
 

@@ -1,0 +1,139 @@
+"""Bad input through a real broker: every item ends in exactly one recorded state, the
+worker stays up, and a refused secret is found nowhere afterwards (issue 3)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import redis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import Workers, wait_until
+from worker import constants, secrets
+from worker.pipeline import event_id_for
+from worker.services import EmbeddedPostgres
+from worker.store import Store
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=12,
+)
+text = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]) | st.sampled_from(["\x00", "\ufeff", "\u0301"]),
+    max_size=80,
+)
+event_like = st.fixed_dictionaries(
+    {
+        "namespace": st.sampled_from(["prop", "prop-b", "", "x'; DROP TABLE memories;--", "../../etc", "Prop"]) | text,
+        "kind": st.sampled_from(["retro", "correction", "failure", "pattern", "gossip", ""]),
+        "heading": text,
+        "content": text | st.sampled_from(["  \n ", "x" * 25_000]),
+    },
+    optional={
+        "event_id": st.sampled_from(["ok-1", "bad id", ""]) | st.uuids().map(str),
+        "tags": st.lists(text, max_size=5),
+        "occurred_at": st.sampled_from(["2026-01-01T00:00:00Z", "yesterday", 5]),
+        "extra": json_values,
+    },
+)
+raw_items = event_like | json_values | text
+
+
+def _terminal_count(store: Store, ids: set[str]) -> tuple[int, int]:
+    rows = store.query(
+        "SELECT status, count(*)::int AS n FROM events WHERE event_id = ANY(%s) GROUP BY 1",
+        (sorted(ids),),
+    )
+    by = {r["status"]: r["n"] for r in rows}
+    return sum(n for s, n in by.items() if s != "pending"), sum(by.values())
+
+
+def test_arbitrary_items_each_end_in_one_recorded_state_and_the_worker_survives(
+    workers: Workers, store: Store, celery_app: Any
+) -> None:
+    proc = workers.start(concurrency=2)
+    sent: set[str] = set()
+    items_by_id: dict[str, Any] = {}
+
+    @settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(raw_items, min_size=1, max_size=4), st.booleans())
+    def send(items: list[Any], as_list: bool) -> None:
+        payload: Any = items if as_list or len(items) > 1 else items[0]
+        celery_app.send_task(constants.TASK_CAPTURE, args=[payload], queue=constants.QUEUE)
+        # By contract a list payload is a list of events.
+        delivered = payload if isinstance(payload, list) else [payload]
+        sent.update(event_id_for(i) for i in delivered)
+        items_by_id.update((event_id_for(i), i) for i in delivered)
+
+    send()
+    # Things that are not Celery task messages at all, straight onto the queue.
+    client = redis.Redis.from_url(celery_app.conf.broker_url)
+    for garbage in (b"\xff\xfe not json", b'{"hello": "world"}', b"[1, 2, 3]"):
+        client.lpush(constants.QUEUE, garbage)
+    client.close()
+
+    done = wait_until(lambda: _terminal_count(store, sent) == (len(sent), len(sent)), timeout=120)
+    if not done:
+        have = {r["event_id"] for r in store.query("SELECT event_id FROM events WHERE event_id = ANY(%s)", (sorted(sent),))}
+        missing = [repr(items_by_id[i])[:300] for i in sorted(sent - have)][:5]
+        Path("/tmp/badinput-worker.log").write_text(workers.logs())
+        raise AssertionError(f"{len(sent - have)} ids never recorded, e.g. {missing}")
+    assert proc.poll() is None, "the worker died"
+    # Every rejection says why, in a machine-readable reason.
+    rows = store.query("SELECT status, reason FROM events WHERE status IN ('rejected', 'dead')")
+    assert rows and all(r["reason"] for r in rows)
+    reasons = {r["reason"] for r in rows}
+    assert {"invalid", "not_an_event"} <= reasons
+    # The raw garbage was recorded too (it has no event id a producer chose: one from its bytes).
+    garbage_rows = store.query(
+        "SELECT count(*)::int AS n FROM events WHERE reason IN"
+        " ('undecodable_message', 'not_a_task_message', 'invalid_task_message')"
+    )
+    assert garbage_rows[0]["n"] >= 1
+    assert "Traceback" not in workers.logs()
+
+
+def _corpus() -> list[str]:
+    return [json.loads(line)["text"] for line in (DATA / "secrets_corpus.jsonl").read_text().splitlines() if line.strip()]
+
+
+def test_refused_secrets_are_nowhere_in_the_database_or_the_logs(
+    workers: Workers, store: Store, celery_app: Any, pg_server: EmbeddedPostgres, tmp_path: Path
+) -> None:
+    corpus = _corpus()
+    assert len(corpus) >= 30
+    needles = [t[f.start : f.end] for t in corpus for f in secrets.find_secrets(t)]
+    assert len(needles) >= len(corpus)
+    workers.start(concurrency=1)
+    events = [
+        {"namespace": "sec", "kind": "retro", "heading": f"lesson {i}", "content": t,
+         "tags": ["creds"], "source": {"agent": "a", "session": "s"}}
+        for i, t in enumerate(corpus)
+    ]  # fmt: skip
+    # Half as single messages, half as one backfill list.
+    for e in events[: len(events) // 2]:
+        celery_app.send_task(constants.TASK_CAPTURE, args=[e], queue=constants.QUEUE)
+    celery_app.send_task(constants.TASK_CAPTURE, args=[events[len(events) // 2 :]], queue=constants.QUEUE)
+    ids = {event_id_for(e) for e in events}
+    assert wait_until(lambda: _terminal_count(store, ids) == (len(ids), len(ids)), timeout=60), workers.logs()[-2000:]
+
+    rows = store.query("SELECT status, reason, count(*)::int AS n FROM events GROUP BY 1, 2")
+    assert rows == [{"status": "rejected", "reason": "secret", "n": len(corpus)}]
+    assert store.query("SELECT count(*)::int AS n FROM memories")[0]["n"] == 0
+
+    dump = subprocess.run(
+        [str(pg_server.bindir / "pg_dump"), "--data-only", store.url],
+        check=True, capture_output=True, text=True, user=pg_server.user,
+    ).stdout  # fmt: skip
+    assert "REDACTED" in dump
+    logs = workers.logs()
+    for needle in needles:
+        assert needle not in dump, f"secret of {len(needle)} chars found in the database dump"
+        assert needle not in logs, "secret found in the worker logs"
