@@ -8,8 +8,9 @@ variables are deliberately not in `SETTINGS_HELP`: no production setting needs t
 - `MEMSIEVE_FAULT_DELAY_WRITE=<seconds>`: sleep inside the write transaction, after
   `pg_advisory_xact_lock` is held and before the gate runs (a kill here is
   "mid-transaction"; a SIGSTOP here leaves the advisory lock held).
-- `MEMSIEVE_FAULT_POISON=<marker>`: embedding any text containing the marker fails with a
-  transient error, every time (a poison event: retrying never helps).
+- `MEMSIEVE_FAULT_POISON=<marker>`: the hashing embedder fails with a transient error on
+  any batch holding a text that contains the marker, every time (a poison event: retrying
+  never helps).
 
 Each hook logs one WARNING line starting with "fault injection:" so that a test can wait
 for a worker to reach the point before it kills or stops it.

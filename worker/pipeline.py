@@ -300,7 +300,6 @@ class Pipeline:
         hashes = [p.content_hash for p in pending]
         try:
             faults.pause("embed", namespace, len(pending))
-            faults.check_poison(texts)
             vectors = embedding.embed_items(emb, self.store, list(zip(hashes, texts, strict=True)))
         except errors.TransientError as exc:
             dead = self.store.fail_attempt(

@@ -260,3 +260,37 @@ def signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
         os.killpg(proc.pid, sig)
     except ProcessLookupError:
         pass
+
+
+def local_tcp_ports(pid: int) -> set[int]:
+    """Local TCP ports of a process's sockets (Linux /proc), to find its Postgres backends."""
+    inodes = set()
+    fd_dir = Path(f"/proc/{pid}/fd")
+    for fd in fd_dir.iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split()
+            if parts[9] in inodes:
+                ports.add(int(parts[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def holds_advisory_lock(store: Store, pid: int) -> bool:
+    """Whether process `pid` is inside a transaction holding a namespace advisory lock."""
+    ports = local_tcp_ports(pid)
+    rows = store.query(
+        "SELECT a.client_port FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+        " WHERE l.locktype = 'advisory' AND l.granted"
+    )
+    return any(r["client_port"] in ports for r in rows)

@@ -39,5 +39,8 @@ class HashingEmbedder:
         return [x / norm for x in vec]
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        from worker import faults
+
+        faults.check_poison(texts)  # test-only: MEMSIEVE_FAULT_POISON
         self.calls += 1
         return [self._vector(t) for t in texts]
