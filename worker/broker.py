@@ -66,7 +66,7 @@ class SafeChannel(redis.Channel):
             self.connection._deliver(payload, dest)
             return True
         finally:
-            self._in_poll = None
+            self._in_poll = None  # type: ignore[assignment]
             flush = getattr(self, "_flush_brpop_reauth", None)
             if flush is not None:
                 flush()

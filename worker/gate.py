@@ -5,6 +5,7 @@ Pure code: no I/O. The store finds the candidates and carries out the decision.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -70,7 +71,7 @@ def decide(
     incoming: Incoming,
     candidates: list[Candidate],
     threshold: float,
-    guards: list[Guard] | tuple[Guard, ...] = (),
+    guards: Sequence[Guard] = (),
 ) -> GateDecision:
     """Decide what to do with `incoming` given live candidates of its namespace.
 

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from schemas import events as ev
 from worker import embedders, embedding, errors, faults, gate, metrics
+from worker.embedders import batching
 from worker.locks import NamespaceLock
 from worker.settings import Settings
 from worker.store import InboxEvent, Outcome, Pending, Store
@@ -296,23 +297,25 @@ class Pipeline:
 
     def _process(self, namespace: str, pending: list[Pending], result: FlushResult) -> None:
         emb = self.embedder
-        texts = [ev.memory_text(p.heading, p.content) for p in pending]
-        hashes = [p.content_hash for p in pending]
+        items = [(p.content_hash, ev.memory_text(p.heading, p.content)) for p in pending]
+        faults.pause("embed", namespace, len(pending))
         try:
-            faults.pause("embed", namespace, len(pending))
-            vectors = embedding.embed_items(emb, self.store, list(zip(hashes, texts, strict=True)))
-        except errors.TransientError as exc:
-            dead = self.store.fail_attempt(
-                [p.event_id for p in pending], f"embedding failed: {exc}", self.settings.max_attempts
-            )
-            result.dead.extend(dead)
-            metrics.died(dead)
-            raise
-        result.embed_calls += vectors.calls
+            outcomes = embedding.embed_items(emb, self.store, items)
+        except batching.EmbedderRefused as exc:
+            # Key, quota or model trouble is the operator's to fix: every event stays
+            # pending (nothing is dead-lettered for it) and the flush retries with backoff.
+            log.error("embedder refused (%s): %s; events stay pending", exc.reason, exc)
+            raise errors.TransientError(f"embedder refused: {exc.reason}") from exc
         ready: list[tuple[Pending, list[float]]] = []
-        for p, v in zip(pending, vectors, strict=True):
-            if isinstance(v, embedding.EmbedFailure):
-                if self.store.mark_dead(p.event_id, v.reason, v.detail):
+        unavailable: list[str] = []
+        refused = 0
+        retry_after: float | None = None
+        for p, v in zip(pending, outcomes, strict=True):
+            if not isinstance(v, embedding.EmbedFailure):
+                ready.append((p, v))
+            elif v.permanent:
+                refused += 1
+                if self.store.mark_dead(p.event_id, v.reason, v.message[:500]):
                     metrics.decided("dead", p.kind)
                     result.dead.append(p.event_id)
                     decisions_log.info(
@@ -321,13 +324,26 @@ class Pipeline:
                                "decision": "dead", "reason": v.reason},
                     )  # fmt: skip
             else:
-                ready.append((p, v))
-        if not ready:
-            return
+                retry_after = max(retry_after or 0.0, v.retry_after or 0.0) or None
+                if v.reason != batching.NOT_ATTEMPTED:
+                    unavailable.append(p.event_id)
+        if ready:
+            self._write_ready(namespace, ready, result)
+        if len(ready) + refused < len(pending):
+            dead = self.store.fail_attempt(
+                unavailable, "embedding provider unavailable", self.settings.max_attempts
+            )
+            result.dead.extend(dead)
+            metrics.died(dead)
+            raise errors.TransientError("embedding provider unavailable", retry_after=retry_after)
+
+    def _write_ready(
+        self, namespace: str, ready: list[tuple[Pending, list[float]]], result: FlushResult
+    ) -> None:
         started = time.monotonic()
         outcomes = self._write(namespace, ready, result)
         metrics.wrote(time.monotonic() - started, True)
-        metrics.outcomes(outcomes, metrics.kinds_of(pending))
+        metrics.outcomes(outcomes, metrics.kinds_of([p for p, _ in ready]))
         log.debug("wrote %d events in %.1f ms", len(outcomes), (time.monotonic() - started) * 1e3)
         for o in outcomes:
             if o.decision != "skipped":

@@ -11,9 +11,10 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -77,6 +78,11 @@ def to_db_text(value: str | None) -> str | None:
     return None if value is None else value.replace("\x00", "\ufffd")
 
 
+def _as_list(v: Any) -> list[float]:
+    """A loaded vector as a list (pgvector.Vector or ndarray, by pgvector version)."""
+    return np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v).tolist()
+
+
 def _configure(conn: psycopg.Connection) -> None:
     register_vector(conn)
 
@@ -126,6 +132,7 @@ class Store:
                 (json.dumps({"model": model, "dims": dims}),),
             )
             row = conn.execute("SELECT value FROM store_meta WHERE key = 'embedder'").fetchone()
+        assert row is not None  # inserted above unless already there
         bound = row[0]
         if bound["model"] != model or int(bound["dims"]) != dims:
             raise errors.EmbedderMismatch(
@@ -187,7 +194,7 @@ class Store:
                 (namespace, list(exclude), limit),
             ).fetchall()
         return [
-            Pending(*r[:11], content_hash=content_hash(r[3], r[4]))  # type: ignore[arg-type]
+            Pending(*r[:11], content_hash(r[3], r[4]))  # type: ignore[arg-type, call-arg]
             for r in rows
         ]
 
@@ -246,7 +253,7 @@ class Store:
                 (model, keys),
             ).fetchall()
         # pgvector >= 0.4 loads `vector` as pgvector.Vector (no .tolist()); older, ndarray.
-        return {h: np.asarray(getattr(v, "to_numpy", lambda: v)()).tolist() for h, v in rows}
+        return {h: _as_list(v) for h, v in rows}
 
     def cache_put_many(self, model: str, items: dict[str, list[float]]) -> None:
         if not items:
