@@ -21,7 +21,7 @@ import redis
 from pydantic import ValidationError
 
 from schemas import events as ev
-from worker import embedders, embedding, errors, faults, gate, metrics
+from worker import embedders, embedding, errors, faults, guards, metrics, policy, thresholds
 from worker.embedders import batching
 from worker.locks import NamespaceLock
 from worker.settings import Settings
@@ -85,41 +85,6 @@ def _given_namespace(raw: Any) -> str | None:
     return None
 
 
-# -- TEMPORARY seams until worker.policy / worker.guards / worker.thresholds land -------
-def _policy_config(settings: Settings) -> Any:
-    try:
-        from worker import policy
-    except ImportError:
-        return None
-    return policy.PolicyConfig.load(settings.policy_file, os.environ)
-
-
-def _evaluate(event: ev.CaptureEvent, config: Any) -> Any:
-    if config is None:
-        from types import SimpleNamespace
-
-        return SimpleNamespace(admitted=True, reason="ok", detail="")
-    from worker import policy
-
-    return policy.evaluate(event, config)
-
-
-def _default_guards() -> tuple[gate.Guard, ...]:
-    try:
-        from worker import guards
-    except ImportError:
-        return ()
-    return tuple(guards.default_guards())
-
-
-def _threshold_for(embedder: embedders.Embedder, kind: str) -> float:
-    try:
-        from worker import thresholds
-    except ImportError:
-        return embedder.default_threshold
-    return thresholds.threshold_for(embedder.model, kind)
-
-
 def _decode(raw: Any) -> tuple[Any, tuple[str, str] | None]:
     """(object, None) for an item that validates as an event, else (object, (reason, detail))."""
     obj = raw
@@ -167,8 +132,8 @@ class Pipeline:
             health_check_interval=30, retry_on_timeout=True,
         )  # fmt: skip
         self._embedder = embedder
-        self.policy = _policy_config(settings)
-        self.guards = _default_guards()
+        self.policy = policy.PolicyConfig.load(settings.policy_file, os.environ)
+        self.guards = tuple(guards.default_guards())
         self._bound = False
 
     @property
@@ -184,9 +149,8 @@ class Pipeline:
             self._bound = True
 
     def threshold_for(self, kind: str) -> float:
-        if self.settings.threshold is not None:
-            return self.settings.threshold
-        return _threshold_for(self.embedder, kind)
+        # MEMSIEVE_THRESHOLD_<KIND> beats MEMSIEVE_THRESHOLD beats the measured table.
+        return thresholds.threshold_for(self.embedder.model, kind)
 
     # -- stage 1: capture -------------------------------------------------------------
     def parse(self, raw: Any) -> tuple[InboxEvent, ev.CaptureEvent | None]:
@@ -202,7 +166,7 @@ class Pipeline:
             return self._refused(eid, _given_namespace(obj), err[0], err[1]), None
         event = ev.CaptureEvent.model_validate(obj)
         eid = event.resolved_id()
-        verdict = _evaluate(event, self.policy)
+        verdict = policy.evaluate(event, self.policy)
         row = InboxEvent(
             event_id=eid,
             namespace=event.namespace,
