@@ -1,0 +1,77 @@
+"""Scenario 6, poison messages: a message that always fails ends dead with its reason after
+a bounded number of attempts, and neither loops forever nor blocks its namespace."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import pytest
+
+from tests.acceptance import faultkit
+from tests.conftest import Workers, wait_until
+from worker import constants
+from worker.store import Store
+
+MARKER = "POISONPILL"
+MAX_ATTEMPTS = 3
+
+
+@pytest.mark.slow
+def test_an_event_that_always_fails_goes_dead_and_its_namespace_keeps_flowing(
+    workers: Workers, store: Store, celery_app: Any
+) -> None:
+    events, expected = faultkit.make_events(["poison-a"], facts_per_ns=5, sends=10)
+    poison = {
+        "event_id": "poison-a-pill", "namespace": "poison-a", "kind": "failure",
+        "heading": "the pill", "content": f"Never trust {MARKER} because it always breaks",
+    }  # fmt: skip
+    env = {"MEMSIEVE_FAULT_POISON": MARKER, "MEMSIEVE_MAX_ATTEMPTS": str(MAX_ATTEMPTS)}
+    workers.start(concurrency=2, extra_env=env)
+    workers.start(concurrency=2, extra_env=env)
+    started = time.monotonic()
+    # The poison goes first, in the same messages as healthy events of its namespace.
+    faultkit.send(celery_app, [poison, *events[:9]], producers=1, per_message=10)
+    faultkit.send(celery_app, events[9:], producers=4, per_message=1)
+    n = len(events) + 1
+    assert wait_until(lambda: faultkit.terminal_count(store) == n, timeout=90), workers.logs()[
+        -3000:
+    ]
+    wall = time.monotonic() - started
+    dead = store.query(
+        "SELECT event_id, reason, detail, attempts FROM events WHERE status = 'dead'"
+    )
+    assert dead == [{
+        "event_id": "poison-a-pill", "reason": "retries_exhausted",
+        "detail": dead[0]["detail"], "attempts": MAX_ATTEMPTS,
+    }], dead  # fmt: skip
+    assert "embedding" in dead[0]["detail"]
+    # The healthy events of the namespace were all written, none used up its attempts.
+    written = store.query(
+        "SELECT count(*)::int AS n, max(attempts)::int AS a FROM events WHERE status = 'written'"
+    )[0]
+    assert written["n"] == len(events) and written["a"] < MAX_ATTEMPTS
+    live = store.query(
+        "SELECT heading, count(*)::int AS n FROM memories WHERE deleted_at IS NULL GROUP BY 1"
+    )
+    assert {(("poison-a", r["heading"])): r["n"] for r in live} == expected
+    # Bounded: no more embedding attempts on the pill than MAX_ATTEMPTS batches holding it.
+    time.sleep(3)
+    pills = len(re.findall(r"fault injection: poison input", workers.logs()))
+    assert pills == MAX_ATTEMPTS, pills
+    faultkit.report("6a-poison-event", events=n, dead=1, attempts=MAX_ATTEMPTS,
+                    healthy_written=written["n"], events_lost=0, wall_s=round(wall, 1))  # fmt: skip
+
+
+def test_a_message_the_task_cannot_run_fails_once_and_is_not_redelivered(
+    workers: Workers, celery_app: Any
+) -> None:
+    workers.start(concurrency=1)
+    bad = celery_app.send_task(constants.TASK_CAPTURE, args=[], queue=constants.QUEUE)  # no payload
+    pattern = rf"memsieve.capture\[{bad.id}\] raised unexpected: TypeError"
+    assert wait_until(lambda: re.search(pattern, workers.logs()) is not None, timeout=30)
+    time.sleep(3)
+    assert len(re.findall(rf"memsieve.capture\[{bad.id}\] received", workers.logs())) == 1
+    assert len(re.findall(pattern, workers.logs())) == 1
+    faultkit.report("6b-poison-message", deliveries=1, outcome="failed once, acked, logged")
