@@ -60,34 +60,43 @@ def _dry_run(settings: Settings, items: list[bf.Item], args: argparse.Namespace)
     return 0
 
 
+class _Counts:
+    """The line under the bar: sent and decisions so far (rich renders it on each refresh)."""
+
+    line = ""
+
+    def __rich__(self) -> str:
+        return self.line
+
+
 class _Progress:
     """A rich progress bar over ledger counts, or plain lines when not on a terminal."""
 
     def __init__(self, total: int, enabled: bool) -> None:
         self.total = total
-        self.live = None
+        self.live: Any = None
         self.last_plain = 0.0
+        self.counts = _Counts()
         if enabled and sys.stderr.isatty():
-            from rich.console import Console
+            from rich.console import Console, Group
+            from rich.live import Live
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
                 Progress,
                 TaskProgressColumn,
                 TextColumn,
-                TimeElapsedColumn,
                 TimeRemainingColumn,
             )  # fmt: skip
 
-            self.live = Progress(
-                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TaskProgressColumn(), TextColumn("{task.fields[rate]}"),
-                TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                TextColumn("{task.fields[detail]}"),
-                console=Console(stderr=True), refresh_per_second=4, speed_estimate_period=20,
+            console = Console(stderr=True)
+            self.bar = Progress(
+                TextColumn("[bold]backfill"), BarColumn(bar_width=None), MofNCompleteColumn(),
+                TaskProgressColumn(), TextColumn("{task.fields[rate]}"), TextColumn("eta"),
+                TimeRemainingColumn(), console=console, speed_estimate_period=20, expand=False,
             )  # fmt: skip
-            self.sent_task = self.live.add_task("sent   ", total=total, rate="", detail="")
-            self.done_task = self.live.add_task("written", total=total, rate="", detail="")
+            self.task = self.bar.add_task("", total=total, rate="")
+            self.live = Live(Group(self.bar, self.counts), console=console, refresh_per_second=4)
             self.live.start()
 
     def note(self, message: str) -> None:
@@ -98,18 +107,20 @@ class _Progress:
 
     def update(self, sent: int, s: bf.Summary) -> None:
         detail = (
-            f"ins {s.written['inserted']} sup {s.written['superseded']} mrg {s.written['merged']}"
-            f" rej {sum(s.rejected.values())} dead {sum(s.dead.values())}"
+            f"sent {sent}  inserted {s.written['inserted']}  superseded {s.written['superseded']}"
+            f"  merged {s.written['merged']}  rejected {sum(s.rejected.values())}"
+            f"  dead {sum(s.dead.values())}"
         )
         if self.live is not None:
-            self.live.update(self.sent_task, completed=sent)
-            self.live.update(self.done_task, completed=s.terminal, detail=detail)
-            speed = self.live.tasks[self.done_task].speed
-            self.live.update(self.done_task, rate=f"{speed:6.1f} ev/s" if speed else "")
+            self.bar.update(self.task, completed=s.terminal)
+            speed = self.bar.tasks[self.task].speed
+            self.bar.update(self.task, rate=f"{speed:.1f} ev/s" if speed else "")
+            self.counts.line = "  " + detail
         elif time.monotonic() - self.last_plain > 5:
             self.last_plain = time.monotonic()
-            print(f"backfill: sent {sent}/{self.total}, done {s.terminal}/{self.total} ({detail})",
-                  file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                f"backfill: done {s.terminal}/{self.total}, {detail}", file=sys.stderr, flush=True
+            )
 
     def stop(self) -> None:
         if self.live is not None:
