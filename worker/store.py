@@ -22,9 +22,14 @@ from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from worker import errors, faults, gate, migrations
+from worker import errors, faults, gate, gate_write, migrations, nsvectors
 
 log = logging.getLogger("memsieve.store")
+
+# "memory" (default): the gate searches the namespace's live vectors in process memory,
+# one matrix product per batch (worker/gate_write.py). "sql": one exact query per event,
+# the original path, kept as the benchmark's baseline and an escape hatch.
+GATE_SEARCH = os.environ.get("MEMSIEVE_GATE_SEARCH", "memory")
 
 
 @dataclass
@@ -83,6 +88,41 @@ def _as_list(v: Any) -> list[float]:
     return np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v).tolist()
 
 
+def decision_record(
+    d: gate.GateDecision, ev: Pending, model: str, dims: int, k: int, guards: Sequence[gate.Guard]
+) -> dict[str, Any]:
+    """What the gate saw and decided, stored with the row and the event (invariant 6)."""
+    record: dict[str, Any] = {
+        "action": d.action,
+        "reason": d.reason,
+        "threshold": d.threshold,
+        "distance": d.distance,
+        "target": d.target,
+        "embedding_model": model,
+        "embedding_dims": dims,
+        "neighbours_searched": k,
+        "explicit_target": ev.target_memory,
+        "guards": [getattr(g, "__name__", type(g).__name__) for g in guards],
+        "candidates": [
+            {
+                "memory_id": c.memory_id,
+                "distance": round(c.distance, 6),
+                "within_threshold": c.within_threshold,
+                "vetoes": [{"guard": v.guard, "detail": v.detail} for v in c.vetoes],
+            }
+            for c in d.considered
+        ],
+    }
+    if d.action == "merge":
+        # Found by content hash before any vector search: the identical row is the
+        # only candidate; record it so the merge can be explained.
+        record["candidates"] = [
+            {"memory_id": d.target, "distance": 0.0, "within_threshold": True,
+             "identical": True, "vetoes": []}
+        ]  # fmt: skip
+    return record
+
+
 def _configure(conn: psycopg.Connection) -> None:
     register_vector(conn)
 
@@ -95,6 +135,7 @@ class Store:
         self._pool_lock = threading.Lock()
         self.max_size = max_size
         self.min_size = min_size
+        self.gate_cache = nsvectors.NamespaceCache()
 
     # -- connections -------------------------------------------------------------
     @property
@@ -292,11 +333,18 @@ class Store:
             if now is not None:
                 # Read by memsieve_now(), the created_at default (migration 040).
                 cur.execute("SELECT set_config('memsieve.now', %s, true)", (now.isoformat(),))
-            for ev, vector in items:
-                outcomes.append(
-                    self._write_one(cur, ev, np.asarray(vector, dtype=np.float32), model, dims,
-                                    threshold_for(ev.kind), guards, k)
-                )  # fmt: skip
+            if GATE_SEARCH == "sql":
+                for ev, vector in items:
+                    outcomes.append(
+                        self._write_one(cur, ev, np.asarray(vector, dtype=np.float32), model, dims,
+                                        threshold_for(ev.kind), guards, k)
+                    )  # fmt: skip
+                return outcomes
+            outcomes, install = gate_write.write_batch(
+                cur, self.gate_cache, namespace, items, model, dims, threshold_for, guards, k,
+                decision_record,
+            )  # fmt: skip
+        install()  # committed: the process's copy of the namespace may move forward
         return outcomes
 
     def _write_one(
@@ -348,36 +396,10 @@ class Store:
             ev.namespace, ev.kind, ev.heading, ev.content, ev.content_hash, ev.target_memory
         )
         d = gate.decide(incoming, candidates, threshold, guards)
-        record = {
-            "action": d.action,
-            "reason": d.reason,
-            "threshold": d.threshold,
-            "distance": d.distance,
-            "target": d.target,
-            "embedding_model": model,
-            "embedding_dims": dims,
-            "neighbours_searched": k,
-            "explicit_target": ev.target_memory,
-            "guards": [getattr(g, "__name__", type(g).__name__) for g in guards],
-            "candidates": [
-                {
-                    "memory_id": c.memory_id,
-                    "distance": round(c.distance, 6),
-                    "within_threshold": c.within_threshold,
-                    "vetoes": [{"guard": v.guard, "detail": v.detail} for v in c.vetoes],
-                }
-                for c in d.considered
-            ],
-        }
+        record = decision_record(d, ev, model, dims, k, guards)
 
         if d.action == "merge":
             assert d.target is not None
-            # Found by content hash before any vector search: the identical row is the
-            # only candidate; record it so the merge can be explained.
-            record["candidates"] = [
-                {"memory_id": d.target, "distance": 0.0, "within_threshold": True,
-                 "identical": True, "vetoes": []}
-            ]  # fmt: skip
             self._finish(cur, ev.event_id, "merged", d.target, None, 0.0, d.reason, record)
             return Outcome(ev.event_id, "merged", d.target, None, 0.0, d.reason)
 

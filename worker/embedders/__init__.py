@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from worker.embedders.base import Embedder
 from worker.settings import Settings
 
@@ -14,6 +16,12 @@ def from_settings(settings: Settings, name: str | None = None) -> Embedder:
     if name == "hashing":
         from worker.embedders.hashing import HashingEmbedder
 
+        latency = os.environ.get("MEMSIEVE_FAKE_EMBED_LATENCY_MS", "")
+        if latency:
+            # Benchmarks only: a simulated provider round trip per request (bench/).
+            from bench.latency_embedder import LatencyEmbedder
+
+            return LatencyEmbedder(settings.hashing_dims, float(latency))
         return HashingEmbedder(settings.hashing_dims)
     if name == "local":
         from worker.embedders.local import LocalEmbedder
