@@ -182,6 +182,21 @@ class Store:
                 f"store with `memsieve reembed --to {model}`"
             )
 
+    @staticmethod
+    def check_embedder_in_tx(cur: psycopg.Cursor[Any], model: str, dims: int) -> None:
+        """Inside a write transaction: the store is still bound to this embedder.
+
+        FOR SHARE: a re-embed cut-over (FOR UPDATE on this row) waits for this transaction,
+        and this one waits for a cut-over in progress, then sees the new binding and stops.
+        """
+        cur.execute("SELECT value FROM store_meta WHERE key = 'embedder' FOR SHARE")
+        row = cur.fetchone()
+        if row is not None and (row[0]["model"] != model or int(row[0]["dims"]) != dims):
+            raise errors.EmbedderMismatch(
+                f"the store moved to {row[0]['model']} ({row[0]['dims']} d); this worker embeds "
+                f"with {model} ({dims} d): restart it with the matching MEMSIEVE_EMBEDDER"
+            )
+
     def bound_embedder(self) -> dict[str, Any] | None:
         with self.pool.connection() as conn:
             row = conn.execute("SELECT value FROM store_meta WHERE key = 'embedder'").fetchone()
@@ -329,6 +344,7 @@ class Store:
                 "SELECT pg_advisory_xact_lock(hashtextextended('memsieve:ns:' || %s, 0))",
                 (namespace,),
             )
+            self.check_embedder_in_tx(cur, model, dims)
             faults.pause("write", namespace, len(items))
             if now is not None:
                 # Read by memsieve_now(), the created_at default (migration 040).

@@ -7,7 +7,7 @@ import importlib
 import sys
 
 from worker import errors
-from worker.cli import backfill, events, history, read, service
+from worker.cli import backfill, events, history, read, reembed, service
 from worker.settings import settings_help
 
 # Commands contributed by other modules: (module, function taking argv).
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     read.register(sub)
     history.register(sub)
     backfill.register(sub)
+    reembed.register(sub)
     for name, (_mod, _fn, text) in EXTERNAL.items():
         sub.add_parser(name, help=text, add_help=False)
     return parser
