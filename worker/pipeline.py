@@ -139,7 +139,7 @@ class Pipeline:
     @property
     def embedder(self) -> embedders.Embedder:
         if self._embedder is None:
-            self._embedder = embedders.from_settings(self.settings)
+            self._embedder = embedders.from_settings(self.settings, redis_client=self.redis)
         return self._embedder
 
     def ensure_bound(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from worker.embedders.base import Embedder
 from worker.settings import Settings
@@ -10,8 +11,14 @@ from worker.settings import Settings
 __all__ = ["Embedder", "from_settings"]
 
 
-def from_settings(settings: Settings, name: str | None = None) -> Embedder:
-    """Build the configured embedder (`name` overrides the setting, e.g. for reembed)."""
+def from_settings(
+    settings: Settings, name: str | None = None, redis_client: Any = None
+) -> Embedder:
+    """Build the configured embedder (`name` overrides the setting, e.g. for reembed).
+
+    With a Redis client, the openai embedder shares the MEMSIEVE_EMBED_RPM / _TPM budget
+    with every other worker (worker.embedders.ratelimit).
+    """
     name = name or settings.embedder
     if name == "hashing":
         from worker.embedders.hashing import HashingEmbedder
@@ -29,11 +36,16 @@ def from_settings(settings: Settings, name: str | None = None) -> Embedder:
         return LocalEmbedder()
     if name == "openai":
         from worker.embedders.openai import OpenAIEmbedder
+        from worker.embedders.ratelimit import RedisRateLimiter, limits_from_env
 
+        limiter = None
+        if redis_client is not None and any(limits_from_env()):
+            limiter = RedisRateLimiter.from_env(redis_client, settings.openai_model)
         return OpenAIEmbedder(
             model=settings.openai_model,
             dims=settings.openai_dimensions,
             api_key=settings.openai_api_key,
             base_url=settings.openai_base_url,
+            limiter=limiter,
         )
     raise ValueError(f"unknown embedder {name!r}")
