@@ -46,32 +46,22 @@ def _pending(store: Store, ns: str, eid: str, text: str) -> Pending:
 
 
 def test_supersede_of_an_already_dead_row_aborts_the_whole_batch(store: Store) -> None:
-    """The soft delete must touch exactly one row; if the target died meanwhile, nothing is written."""
-    old = _insert(store, "a", "kebab case for files")
-    p = _pending(store, "a", "e1", "kebab case for all files")
-
-    def threshold(kind: str) -> float:
-        return 0.5
-
-    # The target dies between the candidate search and the soft delete (simulated by a
-    # trigger-free concurrent update through a second connection is racy; instead mark
-    # it dead with a future deleted_at so the gate still sees it live? No: make the
-    # UPDATE match zero rows by deleting it inside the search window via a guard).
-    class KillTarget:
-        __name__ = "kill_target"
-
-        def __call__(self, incoming, candidate):  # type: ignore[no-untyped-def]
-            with psycopg.connect(store.url, autocommit=True) as c:
-                c.execute("UPDATE memories SET deleted_at = clock_timestamp() WHERE id = %s", (old,))
-            return []
-
+    """The soft delete must touch exactly one row. Every writer bumps the namespace version
+    (so the gate's cached view of live rows is reloaded), but if the target died anyway —
+    here by a change that bypasses the triggers — the whole transaction is refused."""
+    p1 = _pending(store, "a", "e1", "kebab case for files")
+    out = store.write_batch("a", [(p1, VEC)], "m", 384, lambda k: 0.5, [])
+    old = out[0].memory_id
+    with psycopg.connect(store.url, autocommit=True) as c:
+        c.execute("SET session_replication_role = replica")  # no triggers: no version bump
+        c.execute("UPDATE memories SET deleted_at = clock_timestamp() WHERE id = %s", (old,))
+    p2 = _pending(store, "a", "e2", "kebab case for all files")
     from worker import errors
 
-    with pytest.raises((errors.TransientError, psycopg.errors.LockNotAvailable, psycopg.OperationalError)):
-        store.write_batch("a", [(p, VEC)], "m", 384, threshold, [KillTarget()])
-    assert store.get_event("e1")["status"] == "pending"
-    rows = store.query("SELECT count(*)::int AS n FROM memories WHERE namespace = 'a'")
-    assert rows[0]["n"] == 1
+    with pytest.raises(errors.TransientError, match="supersede hid 0 rows"):
+        store.write_batch("a", [(p2, VEC)], "m", 384, lambda k: 0.5, [])
+    assert store.get_event("e2")["status"] == "pending"
+    assert store.query("SELECT count(*)::int AS n FROM memories WHERE namespace = 'a'")[0]["n"] == 1
 
 
 def test_redelivered_event_changes_nothing(store: Store) -> None:
