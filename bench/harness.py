@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import statistics
 import subprocess
@@ -47,6 +48,7 @@ class Services:
     def __exit__(self, *exc: object) -> None:
         self.redis.stop()
         self.pg.stop(mode="immediate")
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def fresh_db(self) -> str:
         name = f"bench_{uuid.uuid4().hex[:8]}"

@@ -207,26 +207,35 @@ class Store:
         """Insert into the ledger; an event id seen before is left alone. Returns new ids."""
         if not rows:
             return []
+        params = [
+            (
+                r.event_id, to_db_text(r.namespace), r.kind, to_db_text(r.heading),
+                to_db_text(r.content), [to_db_text(t) for t in r.tags], r.occurred_at,
+                to_db_text(r.agent), to_db_text(r.session), r.target_memory,
+                r.payload_hash, r.status, r.reason, to_db_text(r.detail), r.status != "pending",
+            )
+            for r in rows
+        ]  # fmt: skip
         new: list[str] = []
+        # One pipelined, prepared statement for the whole message (a backfill sends hundreds
+        # of events per message): one round trip instead of one per row.
         with self.pool.connection() as conn, conn.cursor() as cur:
-            for r in rows:
-                terminal = r.status != "pending"
-                cur.execute(
-                    "INSERT INTO events (event_id, namespace, kind, heading, content, tags,"
-                    " occurred_at, agent, session, target_memory, payload_hash, status, reason,"
-                    " detail, finished_at)"
-                    " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
-                    " CASE WHEN %s THEN clock_timestamp() END)"
-                    " ON CONFLICT (event_id) DO NOTHING RETURNING event_id",
-                    (
-                        r.event_id, to_db_text(r.namespace), r.kind, to_db_text(r.heading),
-                        to_db_text(r.content), [to_db_text(t) for t in r.tags], r.occurred_at,
-                        to_db_text(r.agent), to_db_text(r.session), r.target_memory,
-                        r.payload_hash, r.status, r.reason, to_db_text(r.detail), terminal,
-                    ),
-                )  # fmt: skip
-                if cur.fetchone() is not None:
-                    new.append(r.event_id)
+            cur.executemany(
+                "INSERT INTO events (event_id, namespace, kind, heading, content, tags,"
+                " occurred_at, agent, session, target_memory, payload_hash, status, reason,"
+                " detail, finished_at)"
+                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
+                " CASE WHEN %s THEN clock_timestamp() END)"
+                " ON CONFLICT (event_id) DO NOTHING RETURNING event_id",
+                params,
+                returning=True,
+            )
+            while True:
+                row = cur.fetchone()
+                if row is not None:
+                    new.append(row[0])
+                if not cur.nextset():
+                    break
         return new
 
     def get_event(self, event_id: str) -> dict[str, Any] | None:
