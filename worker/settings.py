@@ -38,6 +38,10 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "MEMSIEVE_LOG_FORMAT": ("text", "text | json"),
     "MEMSIEVE_LOG_LEVEL": ("INFO", "DEBUG | INFO | WARNING | ERROR"),
     "MEMSIEVE_POLICY_FILE": ("", "YAML/JSON capture policy settings per namespace"),
+    "MEMSIEVE_EMBED_RPM": ("0", "embedding requests per minute shared by all workers through Redis (0: unlimited)"),
+    "MEMSIEVE_EMBED_TPM": ("0", "embedding tokens per minute shared by all workers through Redis (0: unlimited)"),
+    "MEMSIEVE_GATE_SEARCH": ("memory", "memory (exact, per-worker matrix of a namespace's live vectors) | sql (one query per event)"),
+    "MEMSIEVE_GATE_CACHE_MB": ("512", "per-process budget for cached namespaces' vectors (least recently used evicted)"),
 }
 
 
@@ -129,6 +133,12 @@ class Settings:
         log_level = env.get("MEMSIEVE_LOG_LEVEL", "INFO").upper()
         if log_level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             raise ConfigError(f"MEMSIEVE_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, got {log_level!r}")
+        # Read where they are used (ratelimit, store, nsvectors); validated here, at start-up.
+        _int(env, "MEMSIEVE_EMBED_RPM", 0, 0)
+        _int(env, "MEMSIEVE_EMBED_TPM", 0, 0)
+        _int(env, "MEMSIEVE_GATE_CACHE_MB", 512, 1)
+        if env.get("MEMSIEVE_GATE_SEARCH", "memory") not in ("memory", "sql"):
+            raise ConfigError("MEMSIEVE_GATE_SEARCH must be memory or sql")
         auth = env.get("MEMSIEVE_FLOWER_BASIC_AUTH", "")
         if auth and ":" not in auth:
             raise ConfigError("MEMSIEVE_FLOWER_BASIC_AUTH must be user:password")

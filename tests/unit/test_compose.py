@@ -35,6 +35,10 @@ DEFAULT_IS_FINE = {
     "MEMSIEVE_FLOWER_ADDRESS": "Flower runs as its own service here, address in its command",
     "MEMSIEVE_FLOWER_BASIC_AUTH": "passed to Flower as FLOWER_BASIC_AUTH (required)",
     "MEMSIEVE_POLICY_FILE": "optional; mount a file and set it to use one",
+    "MEMSIEVE_EMBED_RPM": "unlimited unless the provider contract says otherwise",
+    "MEMSIEVE_EMBED_TPM": "unlimited unless the provider contract says otherwise",
+    "MEMSIEVE_GATE_SEARCH": "memory is the fast, exact default",
+    "MEMSIEVE_GATE_CACHE_MB": "default budget per worker process",
 }
 _VAR = re.compile(r"\$\{([A-Z0-9_]+)(?:(:-|:\?)([^}]*))?\}")
 

@@ -39,3 +39,17 @@ def test_passwords_never_appear_in_errors_or_repr() -> None:
     s = Settings.from_env({"OPENAI_API_KEY": "sk-secret-value", "MEMSIEVE_FLOWER_BASIC_AUTH": "a:pw"})
     assert "sk-secret-value" not in repr(s) and "a:pw" not in repr(s)
     assert redact_url("redis://:pw@h:6379/0") == "redis://:***@h:6379/0"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"MEMSIEVE_EMBED_RPM": "-1"}, "MEMSIEVE_EMBED_RPM must be >= 0, got -1"),
+        ({"MEMSIEVE_GATE_SEARCH": "hnsw"}, "MEMSIEVE_GATE_SEARCH must be memory or sql"),
+        ({"MEMSIEVE_GATE_CACHE_MB": "0"}, "MEMSIEVE_GATE_CACHE_MB must be >= 1, got 0"),
+    ],
+)
+def test_settings_read_elsewhere_are_still_validated_at_start_up(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        Settings.from_env(env)
+    assert str(exc.value) == message
