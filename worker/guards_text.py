@@ -244,6 +244,7 @@ def _is_compound(tok: str) -> bool:
     return "-" in tok.strip("-") and any(c.isalpha() for c in tok) and not _is_identifier(tok)
 
 
+@lru_cache(maxsize=131072)
 def stem(word: str) -> str:
     """A crude suffix fold (loads, loading, loaded -> load) for matching, never for display."""
     for suffix in ("ing", "ed", "es", "s", "ly"):
@@ -268,9 +269,102 @@ def _norm_number(raw: str) -> str:
     return raw
 
 
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One word of a token, with everything about it that does not depend on its position."""
+
+    part: str
+    w: str
+    negator: bool
+    number: str | None  # NUMBER_WORDS value
+    date: str | None  # a date word, or a lower-case month abbreviation's month
+    may: bool  # "May": a month only inside a sentence
+    contrast: tuple[int, str] | None
+    content: bool
+    anchor: bool  # capitalised, not a stopword, longer than one letter
+    entity: bool  # ... and not a date word: a name unless it starts a sentence
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    """One whitespace token's analysis, independent of where the sentence starts."""
+
+    tok: str
+    numbers: tuple[str, ...]
+    identifier: str | None
+    identifier_anchor: bool
+    compound: str | None
+    negated: bool
+    parts: tuple[_Part, ...]
+
+
+def _word(part: str) -> _Part | None:
+    w = norm_word(part)
+    if not w:
+        return None
+    singular = w[:-1] if w.endswith("s") and w[:-1] in DATE_WORDS else w
+    if singular in DATE_WORDS:
+        date: str | None = singular
+    elif part in _MONTH_ABBR:
+        date = _MONTH_ABBR.get(part.lower(), "may")
+    else:
+        date = None
+    upper = part[0].isupper() and w not in STOPWORDS and len(w) > 1
+    return _Part(
+        part=part,
+        w=w,
+        negator=w in NEGATORS,
+        number=NUMBER_WORDS.get(w),
+        date=date,
+        may=date is None and part == "May",
+        contrast=(_CONTRAST_INDEX[w], w) if w in _CONTRAST_INDEX else None,
+        content=w not in STOPWORDS and not w.isdigit(),
+        anchor=upper,
+        entity=upper and singular not in DATE_WORDS,
+    )
+
+
+@lru_cache(maxsize=65536)
+def _token(raw: str) -> tuple[_Token | None, bool]:
+    """(the token's analysis or None if nothing is left after trimming, ends a sentence)."""
+    tok = raw.strip(_TRIM)
+    ends_sentence = bool(_SENTENCE_END.search(raw.rstrip(")\"'”’")))
+    if tok.endswith(".") and not _is_identifier(tok.rstrip(".")):
+        tok = tok.rstrip(".")
+    elif tok.endswith(".") and tok.count(".") == 1:
+        tok = tok[:-1]
+    if not tok:
+        return None, ends_sentence
+    low = tok.lower()
+    numbers = tuple(_norm_number(num) for num in _NUMBER.findall(tok))
+    ident: str | None = None
+    compound: str | None = None
+    if _is_identifier(tok):
+        ident = _norm_identifier(tok)
+    elif _is_compound(tok):
+        compound = norm_word(tok)
+    parts = tuple(p for p in map(_word, _WORD.findall(tok)) if p is not None)
+    return (
+        _Token(
+            tok=tok,
+            numbers=numbers,
+            identifier=ident,
+            identifier_anchor=ident is not None and not any(c.isdigit() for c in tok),
+            compound=compound,
+            negated=low.endswith("n't") or low.endswith("n’t"),
+            parts=parts,
+        ),
+        ends_sentence,
+    )
+
+
 @lru_cache(maxsize=8192)
 def analyse(text: str) -> Analysis:
-    """Tokenise `text` once and extract every class of salient term (cached, pure)."""
+    """Tokenise `text` once and extract every class of salient term (cached, pure).
+
+    Each token's position-independent analysis is cached too (`_token`): texts of one
+    namespace share most of their words.
+    """
     numbers: set[str] = set()
     identifiers: set[str] = set()
     compounds: set[str] = set()
@@ -281,74 +375,54 @@ def analyse(text: str) -> Analysis:
     words: list[str] = []
     content: list[str] = []
     anchors: list[str] = []
-    role_seq: list[str] = []
     negated = False
     sentence_start = True
 
-    for match in _TOKEN.finditer(text):
-        raw = match.group(0)
-        tok = raw.strip(_TRIM)
-        ends_sentence = bool(_SENTENCE_END.search(raw.rstrip(")\"'”’")))
-        if tok.endswith(".") and not _is_identifier(tok.rstrip(".")):
-            tok = tok.rstrip(".")
-        elif tok.endswith(".") and tok.count(".") == 1:
-            tok = tok[:-1]
-        if not tok:
+    for raw in _TOKEN.findall(text):
+        t, ends_sentence = _token(raw)
+        if t is None:
             sentence_start = sentence_start or ends_sentence
             continue
-
-        low = tok.lower()
-        for num in _NUMBER.findall(tok):
-            numbers.add(_norm_number(num))
-            anchors.append(_norm_number(num))
-        if _is_identifier(tok):
-            ident = _norm_identifier(tok)
-            identifiers.add(ident)
-            vocab.add(ident)
-            if not any(c.isdigit() for c in tok):
-                anchors.append(ident)
-        elif _is_compound(tok):
-            compounds.add(norm_word(tok))
-        if low.endswith("n't") or low.endswith("n’t"):
+        for num in t.numbers:
+            numbers.add(num)
+            anchors.append(num)
+        if t.identifier is not None:
+            identifiers.add(t.identifier)
+            vocab.add(t.identifier)
+            if t.identifier_anchor:
+                anchors.append(t.identifier)
+        elif t.compound is not None:
+            compounds.add(t.compound)
+        if t.negated:
             negated = True
-
-        for part in _WORD.findall(tok):
-            w = norm_word(part)
-            if not w:
-                continue
+        for p in t.parts:
+            w = p.w
             words.append(w)
             vocab.add(w)
-            if w in NEGATORS:
+            if p.negator:
                 negated = True
-            if w in NUMBER_WORDS:
-                numbers.add(NUMBER_WORDS[w])
-            singular = w[:-1] if w.endswith("s") and w[:-1] in DATE_WORDS else w
-            if singular in DATE_WORDS:
-                dates.add(singular)
-            elif part in _MONTH_ABBR or (part == "May" and not sentence_start):
-                dates.add(_MONTH_ABBR.get(part.lower(), "may"))
-            if w in _CONTRAST_INDEX:
-                contrasts.add((_CONTRAST_INDEX[w], w))
-            if w not in STOPWORDS and not w.isdigit():
+            if p.number is not None:
+                numbers.add(p.number)
+            if p.date is not None:
+                dates.add(p.date)
+            elif p.may and not sentence_start:
+                dates.add("may")
+            if p.contrast is not None:
+                contrasts.add(p.contrast)
+            if p.content:
                 content.append(w)
-            role_seq.append(w)
-            if part[0].isupper() and w not in STOPWORDS and len(w) > 1:
+            if p.anchor:
                 anchors.append(w)
             # A capitalised word inside a sentence is taken for a name (Missouri, Redis).
-            if (
-                part[0].isupper()
-                and not sentence_start
-                and w not in STOPWORDS
-                and singular not in DATE_WORDS
-                and len(w) > 1
-            ):
+            if p.entity and not sentence_start:
                 entities.add(w)
         sentence_start = ends_sentence
 
     # Joined runs let "kebab case" match "kebab-case" and "Pull Request" match "pullrequest".
-    for i in range(len(words)):
-        vocab.add(words[i] + words[i + 1] if i + 1 < len(words) else words[i])
-        if i + 2 < len(words):
+    n = len(words)
+    for i in range(n):
+        vocab.add(words[i] + words[i + 1] if i + 1 < n else words[i])
+        if i + 2 < n:
             vocab.add(words[i] + words[i + 1] + words[i + 2])
         # Naive plural folding: "fridays" ~ "friday", "ports" ~ "port".
         if words[i].endswith("s") and len(words[i]) > 3:
@@ -366,7 +440,7 @@ def analyse(text: str) -> Analysis:
         vocabulary=frozenset(vocab),
         content_words=tuple(content),
         anchors=tuple(anchors),
-        words=tuple(role_seq),
+        words=tuple(words),
     )
 
 
