@@ -15,6 +15,7 @@ Every guard costs tens of microseconds: the text analysis is cached per text.
 from __future__ import annotations
 
 from collections import Counter
+from functools import lru_cache
 
 from worker import guards_text
 from worker.gate import Candidate, Guard, Incoming, Veto
@@ -40,9 +41,16 @@ def _pair(incoming: Incoming, candidate: Candidate) -> tuple[Analysis, Analysis]
     if incoming.target_memory_id is not None and incoming.target_memory_id == candidate.memory_id:
         return None
     return (
-        guards_text.analyse(memory_text(incoming.heading, incoming.content)),
-        guards_text.analyse(memory_text(candidate.heading, candidate.content)),
+        _analysis(incoming.heading, incoming.content),
+        _analysis(candidate.heading, candidate.content),
     )
+
+
+@lru_cache(maxsize=8192)
+def _analysis(heading: str, content: str) -> Analysis:
+    # Keyed by the two strings (their hashes are cached by Python), not the joined text
+    # that every guard call would build and hash again.
+    return guards_text.analyse(memory_text(heading, content))
 
 
 def _diff_detail(new: list[str], old: list[str]) -> str:
@@ -146,9 +154,8 @@ def contrast_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     only_a_words = set(a.content_words) - set(b.content_words)
     only_b_words = set(b.content_words) - set(a.content_words)
     for x in sorted(only_a_words):
-        for y in sorted(only_b_words):
-            if _prefix_antonyms(x, y):
-                vetoes.append(Veto("contrast", _diff_detail([x], [y])))
+        for y in sorted(_prefix_antonym_forms(x) & only_b_words):
+            vetoes.append(Veto("contrast", _diff_detail([x], [y])))
     return vetoes
 
 
@@ -158,6 +165,14 @@ _NEGATING_PREFIXES = ("a", "un", "in", "im", "il", "ir", "non", "dis", "de")
 def _prefix_antonyms(x: str, y: str) -> bool:
     short, long = (x, y) if len(x) < len(y) else (y, x)
     return len(short) >= 4 and any(long == p + short for p in _NEGATING_PREFIXES)
+
+
+@lru_cache(maxsize=65536)
+def _prefix_antonym_forms(x: str) -> frozenset[str]:
+    """Every y with `_prefix_antonyms(x, y)`: x with a negating prefix added or removed."""
+    out = {p + x for p in _NEGATING_PREFIXES} if len(x) >= 4 else set()
+    out |= {x[len(p) :] for p in _NEGATING_PREFIXES if x.startswith(p) and len(x) - len(p) >= 4}
+    return frozenset(out)
 
 
 def negation_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
