@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 # Words that turn an observation into a lesson: a rule, a cause, a preference, a
 # correction, a consequence for next time.
@@ -125,7 +126,9 @@ def split_code(text: str) -> tuple[str, str]:
     return "\n".join(prose_lines).strip(), "\n".join(code).strip()
 
 
+@lru_cache(maxsize=4096)
 def has_lesson(text: str) -> bool:
+    # Cached: trivia() and derivable() ask about the same heading + content.
     return _LESSON_RE.search(text) is not None
 
 

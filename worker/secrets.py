@@ -137,10 +137,20 @@ class _Pattern:
     regex: re.Pattern[str]
     group: int | str = 0  # which group is the secret (0: the whole match)
     valid: Validator | None = None
+    # Case-sensitive literals of which every match contains at least one: a text with none
+    # of them cannot match, and the regex is not run (most start with a look-behind, so
+    # `re` would try them at every position). Empty: always run.
+    needs: tuple[str, ...] = ()
 
 
-def _p(kind: str, pattern: str, group: int | str = 0, valid: Validator | None = None) -> _Pattern:
-    return _Pattern(kind, re.compile(pattern), group, valid)
+def _p(
+    kind: str,
+    pattern: str,
+    group: int | str = 0,
+    valid: Validator | None = None,
+    needs: tuple[str, ...] = (),
+) -> _Pattern:
+    return _Pattern(kind, re.compile(pattern), group, valid, needs)
 
 
 _B = r"(?<![A-Za-z0-9_])"  # a token starts here
@@ -153,13 +163,38 @@ _PATTERNS: tuple[_Pattern, ...] = (
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
         r"(?:[A-Za-z0-9+/=:,\- \t\r\n]|\\n|\\r)*?"  # PEM body, also JSON-escaped (\n)
         r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?=\"|$))",
+        needs=("-----BEGIN ",),
     ),
-    _p("private_key", r"PuTTY-User-Key-File-\d:[^\n]*(?:\n[^\n]+){0,40}"),
-    _p("gcp_service_account", r'"private_key_id"\s*:\s*"([0-9a-f]{32,40})"', 1),
+    _p(
+        "private_key",
+        r"PuTTY-User-Key-File-\d:[^\n]*(?:\n[^\n]+){0,40}",
+        needs=("PuTTY-User-Key-File-",),
+    ),
+    _p(
+        "gcp_service_account",
+        r'"private_key_id"\s*:\s*"([0-9a-f]{32,40})"',
+        1,
+        needs=('"private_key_id"',),
+    ),
     _p(
         "aws_access_key",
         _B + r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA|A3T[A-Z0-9])"
         r"[A-Z0-9]{16}" + _E,
+        needs=(
+            "AKIA",
+            "ASIA",
+            "ABIA",
+            "ACCA",
+            "AGPA",
+            "AIDA",
+            "AIPA",
+            "ANPA",
+            "ANVA",
+            "AROA",
+            "APKA",
+            "ASCA",
+            "A3T",
+        ),
     ),
     _p(
         "aws_secret_key",
@@ -168,48 +203,76 @@ _PATTERNS: tuple[_Pattern, ...] = (
         1,
         _random_looking,
     ),
-    _p("github_token", _B + r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,251}" + _E),
-    _p("github_token", _B + r"github_pat_[A-Za-z0-9_]{50,255}" + _E),
+    _p(
+        "github_token",
+        _B + r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,251}" + _E,
+        needs=("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ),
+    _p("github_token", _B + r"github_pat_[A-Za-z0-9_]{50,255}" + _E, needs=("github_pat_",)),
     _p(
         "gitlab_token",
         _B + r"(?:glpat|gldt|glft|glsoat|glrt|glptt|glcbt|glimt|gloas|glagent)-"
         r"[A-Za-z0-9_-]{20,1024}" + _E,
+        needs=(
+            "glpat-",
+            "gldt-",
+            "glft-",
+            "glsoat-",
+            "glrt-",
+            "glptt-",
+            "glcbt-",
+            "glimt-",
+            "gloas-",
+            "glagent-",
+        ),
     ),
-    _p("slack_token", _B + r"xox[abposre]-(?:[0-9]+-)+[A-Za-z0-9-]{10,}"),
-    _p("slack_token", _B + r"xapp-\d-[A-Z0-9]+-\d+-[a-f0-9]{20,}"),
-    _p("slack_webhook", r"https://hooks\.slack\.com/services/T\w+/B\w+/\w+"),
-    _p("stripe_key", _B + r"(?:sk|rk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}" + _E),
-    _p("stripe_key", _B + r"whsec_[A-Za-z0-9]{24,}" + _E),
-    _p("anthropic_key", _B + r"sk-ant-[A-Za-z0-9_-]{20,}" + _E),
+    _p("slack_token", _B + r"xox[abposre]-(?:[0-9]+-)+[A-Za-z0-9-]{10,}", needs=("xox",)),
+    _p("slack_token", _B + r"xapp-\d-[A-Z0-9]+-\d+-[a-f0-9]{20,}", needs=("xapp-",)),
+    _p(
+        "slack_webhook",
+        r"https://hooks\.slack\.com/services/T\w+/B\w+/\w+",
+        needs=("https://hooks.slack.com/services/T",),
+    ),
+    _p(
+        "stripe_key",
+        _B + r"(?:sk|rk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}" + _E,
+        needs=("_live_", "_test_"),
+    ),
+    _p("stripe_key", _B + r"whsec_[A-Za-z0-9]{24,}" + _E, needs=("whsec_",)),
+    _p("anthropic_key", _B + r"sk-ant-[A-Za-z0-9_-]{20,}" + _E, needs=("sk-ant-",)),
     _p(
         "openai_key",
         _B + r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}" + _E,
         0,
         lambda v: _classes(v) >= 3 or "T3BlbkFJ" in v,
+        needs=("sk-",),
     ),
-    _p("huggingface_token", _B + r"hf_[A-Za-z0-9]{30,}" + _E, 0, _random_looking),
+    _p("huggingface_token", _B + r"hf_[A-Za-z0-9]{30,}" + _E, 0, _random_looking, needs=("hf_",)),
     _p(
         "jwt",
         _B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+        needs=("eyJ",),
     ),
     _p(
         "url_password",
         r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@?#]+:([^\s@/?#]+)@[^\s@]",
         1,
         _not_placeholder,
+        needs=("://",),
     ),
     _p(
         "azure_storage_key",
         r"(?i:AccountKey|SharedAccessKey)\s*=\s*([A-Za-z0-9+/]{20,}={0,2})",
         1,
+        needs=("=",),
     ),
-    _p("azure_sas", r"[?&]sig=([A-Za-z0-9%+/=]{20,})", 1, _random_looking),
-    _p("twilio_key", _B + r"(?:SK|AC)[0-9a-f]{32}" + _E),
-    _p("sendgrid_key", _B + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}" + _E),
-    _p("npm_token", _B + r"npm_[A-Za-z0-9]{36}" + _E),
-    _p("npm_token", r":_authToken=\s*([^\s\"']{8,})", 1, _not_placeholder),
-    _p("pypi_token", _B + r"pypi-AgE[A-Za-z0-9_-]{50,}"),
-    _p("google_api_key", _B + r"AIza[0-9A-Za-z_-]{35}" + _E),
+    _p("azure_sas", r"[?&]sig=([A-Za-z0-9%+/=]{20,})", 1, _random_looking, needs=("sig=",)),
+    _p("twilio_key", _B + r"(?:SK|AC)[0-9a-f]{32}" + _E, needs=("SK", "AC")),
+    _p("sendgrid_key", _B + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}" + _E, needs=("SG.",)),
+    _p("npm_token", _B + r"npm_[A-Za-z0-9]{36}" + _E, needs=("npm_",)),
+    _p("npm_token", r":_authToken=\s*([^\s\"']{8,})", 1, _not_placeholder, needs=(":_authToken=",)),
+    _p("pypi_token", _B + r"pypi-AgE[A-Za-z0-9_-]{50,}", needs=("pypi-AgE",)),
+    _p("google_api_key", _B + r"AIza[0-9A-Za-z_-]{35}" + _E, needs=("AIza",)),
     _p("basic_auth", r"(?i:\bbasic)\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", 1, _basic_auth),
     _p(
         "bearer_token",
@@ -226,6 +289,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
         r"(?:access|auth|refresh|api|bot|session)?[_-]?token)\b)"
         r"[\"'\]]?\s*(?::=|=>|[:=])\s*(?:\"([^\"\n]{6,})\"|'([^'\n]{6,})'|([^\s\"',;`]{6,}))",
         0,
+        needs=(":", "="),
     ),
 )
 _CONFIG_VALUE_GROUPS = (1, 2, 3)
@@ -279,6 +343,12 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
 
 def _own_findings(text: str) -> Iterable[SecretFinding]:
     for pat in _PATTERNS:
+        if pat.needs:
+            for lit in pat.needs:
+                if lit in text:
+                    break
+            else:
+                continue
         for m in pat.regex.finditer(text):
             if pat.kind == "config_secret":
                 g = next(g for g in _CONFIG_VALUE_GROUPS if m.group(g) is not None)
@@ -288,6 +358,8 @@ def _own_findings(text: str) -> Iterable[SecretFinding]:
             value = m.group(pat.group)
             if value and (pat.valid is None or pat.valid(value)):
                 yield SecretFinding(m.start(pat.group), m.end(pat.group), pat.kind)
+    if ":" not in text and "=" not in text:
+        return  # every assignment has one
     for m in _ASSIGNMENT_RE.finditer(text):
         if _entropy_assignment(m.group(1), m.group(2)):
             yield SecretFinding(m.start(2), m.end(2), "high_entropy_string")
