@@ -78,6 +78,10 @@ class _Batch:
         self.new_alive: list[bool] = []
         self.new_by_hash: dict[str, int] = {}
         self.killed: list[str] = []
+        # The new vectors again as one growing matrix (and live mask), so each event's
+        # search of the batch's own rows is one product, not a re-stack of all of them.
+        self._new_mat = np.zeros((0, live.dims), np.float32)
+        self._new_mask = np.zeros(0, bool)
 
     def by_hash(self, h: str) -> nsvectors.Row | None:
         j = self.new_by_hash.get(h)
@@ -109,15 +113,25 @@ class _Batch:
             for i in nsvectors.top_k(base_scores, self.alive, k):
                 found.append((self.live.rows[i], self.live.matrix[i]))
         if self.new_vecs:
-            mat = np.vstack(self.new_vecs)
-            for j in nsvectors.top_k(mat @ q, np.array(self.new_alive), k):
+            n = len(self.new_vecs)
+            for j in nsvectors.top_k(self._new_mat[:n] @ q, self._new_mask[:n], k):
                 found.append((self.new_rows[j], self.new_vecs[j]))
         cands = [_candidate(r, v, q) for r, v in found]
         cands.sort(key=lambda c: c.distance)
         return cands[:k]
 
     def add(self, row: nsvectors.Row, vec: np.ndarray) -> None:
-        self.new_by_hash[row.content_hash] = len(self.new_rows)
+        j = len(self.new_rows)
+        if j == len(self._new_mat):
+            grow = max(64, j)
+            mat = np.zeros((j + grow, self._new_mat.shape[1]), np.float32)
+            mat[:j] = self._new_mat
+            mask = np.zeros(j + grow, bool)
+            mask[:j] = self._new_mask
+            self._new_mat, self._new_mask = mat, mask
+        self._new_mat[j] = vec
+        self._new_mask[j] = True
+        self.new_by_hash[row.content_hash] = j
         self.new_rows.append(row)
         self.new_vecs.append(vec)
         self.new_alive.append(True)
@@ -131,6 +145,7 @@ class _Batch:
         for j, r in enumerate(self.new_rows):
             if r.memory_id == memory_id:
                 self.new_alive[j] = False
+                self._new_mask[j] = False
 
     def apply_to(self, live: nsvectors.LiveSet) -> None:
         """Replay the batch's changes onto the cached set (after commit)."""
