@@ -46,14 +46,42 @@ def capture(self: Any, payload: Any) -> dict[str, int]:
         raise self.retry(exc=exc, countdown=runtime.backoff(self.request.retries)) from None
     touched = sorted({a.namespace for a in accepted if a.status == "pending" and a.namespace})
     for ns in touched:
-        flush_later(ns)
+        wake(pipe.redis, ns)
     counts = {"pending": 0, "rejected": 0, "duplicate": 0}
     for a in accepted:
         counts[a.status] = counts.get(a.status, 0) + 1
     return counts
 
 
-def flush_later(namespace: str, countdown: float = 0.0) -> None:
+# A flush of the namespace is queued and has not started draining yet. Captures that find
+# it skip scheduling their own: that flush deletes the marker *before* it claims, so it
+# claims their events (inserted before they looked). A capture after the delete sets a new
+# marker and schedules a new flush. The TTL only bounds how long a lost flush message can
+# mute the wake-ups of a namespace (the sweeper re-flushes pending events anyway).
+SCHEDULED_TTL_S = 1
+
+
+def scheduled_key(namespace: str) -> str:
+    return f"{constants.KEY_PREFIX}:flush-scheduled:ns:{namespace}"
+
+
+def wake(client: redis.Redis, namespace: str) -> None:
+    """Schedule a flush of `namespace` unless one is queued and not yet draining."""
+    try:
+        if not client.set(scheduled_key(namespace), "1", nx=True, ex=SCHEDULED_TTL_S):
+            return
+    except redis.RedisError as exc:
+        log.warning("flush marker of %s: %s; scheduling anyway", namespace, exc)
+    if not flush_later(namespace):
+        # Nothing was queued to clear the marker: let the next capture schedule.
+        try:
+            client.delete(scheduled_key(namespace))
+        except redis.RedisError:
+            pass  # it expires within SCHEDULED_TTL_S
+
+
+def flush_later(namespace: str, countdown: float = 0.0) -> bool:
+    """Queue a flush of `namespace`; False if the broker refused (the sweeper will find it)."""
     try:
         app.send_task(
             constants.TASK_FLUSH, args=[namespace], queue=constants.QUEUE, countdown=countdown or None
@@ -61,3 +89,5 @@ def flush_later(namespace: str, countdown: float = 0.0) -> None:
     except (redis.RedisError, OSError, kombu.exceptions.OperationalError) as exc:
         # The sweeper will find the pending events; nothing is lost.
         log.warning("could not schedule flush of %s: %s", namespace, exc)
+        return False
+    return True

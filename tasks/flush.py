@@ -9,7 +9,7 @@ import psycopg
 import redis
 
 from tasks import runtime
-from tasks.capture import flush_later
+from tasks.capture import flush_later, scheduled_key
 from worker import constants, errors
 from worker.app import app
 
@@ -28,6 +28,10 @@ def flush(self: Any, namespace: Any) -> dict[str, Any]:
         return {"error": "namespace must be a string"}
     pipe = runtime.pipeline()
     try:
+        # Before claiming anything: a capture from now on schedules a new flush, and one
+        # that skipped scheduling (it saw the marker) inserted its events before, so this
+        # flush claims them.
+        pipe.redis.delete(scheduled_key(namespace))
         result = pipe.flush(namespace)
     except errors.EmbedderMismatch:
         raise
