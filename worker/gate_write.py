@@ -190,9 +190,8 @@ def write_batch(
     batch = _Batch(live)
 
     todo = [(ev, vec) for ev, vec in items if status.get(ev.event_id, ("", None))[0] == "pending"]
-    q_all = nsvectors.unit(
-        np.asarray([v for _, v in todo], dtype=np.float32).reshape(len(todo), dims)
-    )
+    raw_all = np.asarray([v for _, v in todo], dtype=np.float32).reshape(len(todo), dims)
+    q_all = nsvectors.unit(raw_all)
     scores = q_all @ live.matrix.T if live.n and len(todo) else None
 
     inserts: list[tuple[Any, ...]] = []
@@ -241,12 +240,10 @@ def write_batch(
         incoming = gate.Incoming(ev.namespace, ev.kind, ev.heading, ev.content, ev.content_hash,
                                  ev.target_memory)  # fmt: skip
         d = gate.decide(incoming, candidates, threshold_for(ev.kind), guards)
-        record = record_for(d, ev, model, dims, k, guards)
+        record = json.dumps(record_for(d, ev, model, dims, k, guards))
         if d.action == "merge":
             assert d.target is not None
-            finished.append(
-                ("merged", d.target, None, 0.0, d.reason, json.dumps(record), ev.event_id)
-            )
+            finished.append(("merged", d.target, None, 0.0, d.reason, record, ev.event_id))
             outcomes[ev.event_id] = Outcome(ev.event_id, "merged", d.target, None, 0.0, d.reason)
             continue
         if ev.content_hash in hiding_hashes:
@@ -255,8 +252,8 @@ def write_batch(
         supersedes = d.target if d.action == "supersede" else None
         inserts.append((
             new_id, ev.namespace, ev.kind, ev.heading, ev.content, ev.tags, ev.content_hash,
-            np.asarray(vec, np.float32), model, dims, supersedes, ev.event_id,
-            ev.agent, ev.session, ev.occurred_at, json.dumps(record),
+            raw_all[n], model, dims, supersedes, ev.event_id,
+            ev.agent, ev.session, ev.occurred_at, record,
         ))  # fmt: skip
         batch.add(nsvectors.Row(new_id, ev.kind, ev.heading, ev.content, ev.content_hash), q)
         decision = "inserted"
@@ -267,9 +264,7 @@ def write_batch(
             superseding.append(new_id)
             batch.kill(supersedes)
             decision = "superseded"
-        finished.append(
-            (decision, new_id, supersedes, d.distance, d.reason, json.dumps(record), ev.event_id)
-        )
+        finished.append((decision, new_id, supersedes, d.distance, d.reason, record, ev.event_id))
         outcomes[ev.event_id] = Outcome(
             ev.event_id, decision, new_id, supersedes, d.distance, d.reason
         )

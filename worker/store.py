@@ -325,7 +325,8 @@ class Store:
             return
         with self.pool.connection() as conn, conn.cursor() as cur:
             cur.executemany(
-                "INSERT INTO embedding_cache (model, content_hash, embedding) VALUES (%s, %s, %s)"
+                # Binary: the text form formats 1,536 floats per row in Python.
+                "INSERT INTO embedding_cache (model, content_hash, embedding) VALUES (%s, %s, %b)"
                 " ON CONFLICT DO NOTHING",
                 [(model, h, np.asarray(v, dtype=np.float32)) for h, v in items.items()],
             )
