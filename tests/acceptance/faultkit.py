@@ -130,6 +130,7 @@ def send(
     """Publish events from concurrent producers; returns the ids whose publish returned."""
     accepted: list[str] = []
     lock = threading.Lock()
+    refusals = send.refusals = []  # type: ignore[attr-defined]
 
     def produce(chunk: list[dict[str, Any]]) -> None:
         for i in range(0, len(chunk), per_message):
@@ -139,7 +140,9 @@ def send(
                 try:
                     app.send_task(constants.TASK_CAPTURE, args=[payload], queue=constants.QUEUE)
                     break
-                except Exception:  # noqa: BLE001 - broker down: the producer retries
+                except Exception as exc:  # noqa: BLE001 - broker down: the producer retries
+                    with lock:
+                        refusals.append(f"{type(exc).__name__}: {exc}")
                     time.sleep(min(1.0, 0.05 * 2**attempt))
             else:
                 continue
