@@ -38,6 +38,7 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "MEMSIEVE_LOG_FORMAT": ("text", "text | json"),
     "MEMSIEVE_LOG_LEVEL": ("INFO", "DEBUG | INFO | WARNING | ERROR"),
     "MEMSIEVE_POLICY_FILE": ("", "YAML/JSON capture policy settings per namespace"),
+    "MEMSIEVE_STARTUP_WAIT": ("120", "seconds a starting worker waits for the database before giving up"),
     "MEMSIEVE_EMBED_RPM": ("0", "embedding requests per minute shared by all workers through Redis (0: unlimited)"),
     "MEMSIEVE_EMBED_TPM": ("0", "embedding tokens per minute shared by all workers through Redis (0: unlimited)"),
     "MEMSIEVE_GATE_SEARCH": ("memory", "memory (exact, per-worker matrix of a namespace's live vectors) | sql (one query per event)"),
@@ -137,6 +138,7 @@ class Settings:
         _int(env, "MEMSIEVE_EMBED_RPM", 0, 0)
         _int(env, "MEMSIEVE_EMBED_TPM", 0, 0)
         _int(env, "MEMSIEVE_GATE_CACHE_MB", 512, 1)
+        _int(env, "MEMSIEVE_STARTUP_WAIT", 120, 0)
         if env.get("MEMSIEVE_GATE_SEARCH", "memory") not in ("memory", "sql"):
             raise ConfigError("MEMSIEVE_GATE_SEARCH must be memory or sql")
         auth = env.get("MEMSIEVE_FLOWER_BASIC_AUTH", "")

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import subprocess
 import sys
 import time
 from dataclasses import replace
+from typing import Any
+
+import psycopg
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential_jitter
 
 from worker import errors, logs
 from worker.cli.common import fail, resolve
 from worker.services import EmbeddedServices
 from worker.settings import Settings, redact_url
+
+log = logging.getLogger("memsieve.worker")
 
 
 def _child_env(settings: Settings) -> dict[str, str]:
@@ -110,7 +117,12 @@ def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
     from worker.store import Store
 
     store = Store(settings.database_url or "", max_size=1)
-    store.migrate()
+    # The database may still be starting (a compose stack, a failover): wait for it with
+    # backoff instead of exiting; a wrong setting still fails, loudly, after the wait.
+    try:
+        _migrate_when_reachable(store)
+    except psycopg.OperationalError as exc:
+        return fail(f"database not reachable at {redact_url(settings.database_url or '')}: {str(exc).strip()}")
     # Fail loudly before taking any message if the embedder does not match the store.
     try:
         Pipeline(settings, store=store).ensure_bound()
@@ -133,6 +145,22 @@ def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
         argv.append(f"--hostname={args.hostname}")
     app.worker_main(argv)
     return 0
+
+
+def _migrate_when_reachable(store: Any) -> None:
+    """Apply migrations, waiting (with backoff, up to MEMSIEVE_STARTUP_WAIT seconds) for a
+    database that is still starting: a compose stack, a failover."""
+    for attempt in Retrying(
+        retry=retry_if_exception_type(psycopg.OperationalError),
+        wait=wait_exponential_jitter(initial=0.5, max=10),
+        stop=stop_after_delay(float(os.environ.get("MEMSIEVE_STARTUP_WAIT", "120"))),
+        before_sleep=lambda rs: log.warning(
+            "database not reachable yet (attempt %d); retrying", rs.attempt_number
+        ),
+        reraise=True,
+    ):
+        with attempt:
+            store.migrate()
 
 
 def cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
