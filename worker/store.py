@@ -328,7 +328,9 @@ class Store:
                 # Binary: the text form formats 1,536 floats per row in Python.
                 "INSERT INTO embedding_cache (model, content_hash, embedding) VALUES (%s, %s, %b)"
                 " ON CONFLICT DO NOTHING",
-                [(model, h, np.asarray(v, dtype=np.float32)) for h, v in items.items()],
+                # Sorted: concurrent workers caching overlapping texts take the keys' row
+                # locks in one order, so they cannot deadlock.
+                [(model, h, np.asarray(v, dtype=np.float32)) for h, v in sorted(items.items())],
             )
 
     # -- the gate's write ---------------------------------------------------------------
