@@ -14,7 +14,7 @@ Every guard costs tens of microseconds: the text analysis is cached per text.
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections import Counter
 from functools import lru_cache
 
 from worker import guards_text
@@ -46,10 +46,12 @@ def _pair(incoming: Incoming, candidate: Candidate) -> tuple[Analysis, Analysis]
     )
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=1024)
 def _analysis(heading: str, content: str) -> Analysis:
     # Keyed by the two strings (their hashes are cached by Python), not the joined text
-    # that every guard call would build and hash again.
+    # that every guard call would build and hash again. Small: it only saves that join
+    # for the pairs at hand; `analyse` holds the analyses (a second large cache would
+    # keep alive the ones it evicted).
     return guards_text.analyse(memory_text(heading, content))
 
 
@@ -138,7 +140,12 @@ def contrast_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     if pair is None:
         return []
     a, b = pair
-    groups_a, groups_b = a.contrast_groups, b.contrast_groups
+    groups_a: dict[int, set[str]] = {}
+    groups_b: dict[int, set[str]] = {}
+    for g, term in a.contrasts:
+        groups_a.setdefault(g, set()).add(term)
+    for g, term in b.contrasts:
+        groups_b.setdefault(g, set()).add(term)
     vetoes = []
     for g in sorted(groups_a.keys() & groups_b.keys()):
         only_a = groups_a[g] - groups_b[g]
@@ -146,8 +153,8 @@ def contrast_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
         if only_a and only_b:
             vetoes.append(Veto("contrast", _diff_detail(sorted(only_a), sorted(only_b))))
     # Antonyms by prefix: "synchronous" vs "asynchronous", "safe" vs "unsafe".
-    only_a_words = a.content_set - b.content_set
-    only_b_words = b.content_set - a.content_set
+    only_a_words = set(a.content_words) - set(b.content_words)
+    only_b_words = set(b.content_words) - set(a.content_words)
     for x in sorted(only_a_words):
         for y in sorted(_prefix_antonym_forms(x) & only_b_words):
             vetoes.append(Veto("contrast", _diff_detail([x], [y])))
@@ -175,7 +182,7 @@ def negation_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     pair = _pair(incoming, candidate)
     if pair is None or pair[0].negated == pair[1].negated:
         return []
-    if _jaccard(pair[0].content_set, pair[1].content_set) < NEGATION_MIN_OVERLAP:
+    if overlap(pair[0].content_words, pair[1].content_words) < NEGATION_MIN_OVERLAP:
         return []
     which = "incoming" if pair[0].negated else "memory"
     return [Veto("negation", f"only the {which} text is negated")]
@@ -192,11 +199,11 @@ def swapped_roles_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     if pair is None:
         return []
     a, b = pair
-    if _jaccard(a.word_set, b.word_set) < SWAP_MIN_OVERLAP:
+    if overlap(a.words, b.words) < SWAP_MIN_OVERLAP:
         return []
-    inverted = _inversion(a.anchors, a.unique_anchors, b.unique_anchors, ANCHOR_MAX_DESCENTS)
+    inverted = first_inversion(a.anchors, b.anchors, max_descents=ANCHOR_MAX_DESCENTS)
     if inverted is None:
-        inverted = _inversion(a.words, a.unique_words, b.unique_words, WORD_MAX_DESCENTS)
+        inverted = first_inversion(a.words, b.words, max_descents=WORD_MAX_DESCENTS)
     if inverted is None:
         return []
     return [Veto("swapped_roles", f"'{inverted[0]}' and '{inverted[1]}' change places")]
@@ -204,10 +211,7 @@ def swapped_roles_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
 
 def overlap(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     """Jaccard overlap of two texts' content-word sets."""
-    return _jaccard(set(a), set(b))
-
-
-def _jaccard(set_a: Set[str], set_b: Set[str]) -> float:
+    set_a, set_b = set(a), set(b)
     if not set_a or not set_b:
         return 0.0
     return len(set_a & set_b) / len(set_a | set_b)
@@ -230,15 +234,9 @@ def first_inversion(
     """Two terms found in both sequences in opposite orders, if the order of the shared
     terms breaks more than `max_descents` times; else None."""
     # Only terms that occur once on each side have an unambiguous position.
-    return _inversion(a, guards_text.unique_positions(a), guards_text.unique_positions(b),
-                      max_descents)  # fmt: skip
-
-
-def _inversion(
-    a: tuple[str, ...], once_a: dict[str, int], pos_b: dict[str, int], max_descents: int
-) -> tuple[str, str] | None:
-    """`first_inversion` given each side's once-only terms (cached per text)."""
-    shared = [w for w in a if w in once_a and w in pos_b]
+    count_a, count_b = Counter(a), Counter(b)
+    pos_b = {w: i for i, w in enumerate(b) if count_b[w] == 1}
+    shared = [w for w in a if count_a[w] == 1 and w in pos_b]
     descents = 0
     inverted: tuple[str, str] | None = None
     for prev, cur in zip(shared, shared[1:], strict=False):

@@ -8,9 +8,8 @@ content-word order). Nothing here decides anything; `worker.guards` does.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 # A token: a URL, or a run of non-space characters (trimmed of surrounding punctuation later).
 _TOKEN = re.compile(r"https?://\S+|\S+")
@@ -214,38 +213,6 @@ class Analysis:
     anchors: tuple[str, ...] = ()
     # Content words and role words ("from", "to", "before") in order.
     words: tuple[str, ...] = ()
-
-    # Derived views the guards ask for on every pair, computed once per text (not fields:
-    # equality and hashing stay those of the terms above).
-    @cached_property
-    def word_set(self) -> frozenset[str]:
-        return frozenset(self.words)
-
-    @cached_property
-    def content_set(self) -> frozenset[str]:
-        return frozenset(self.content_words)
-
-    @cached_property
-    def unique_words(self) -> dict[str, int]:
-        """Position of each word that occurs once in `words`."""
-        return unique_positions(self.words)
-
-    @cached_property
-    def unique_anchors(self) -> dict[str, int]:
-        return unique_positions(self.anchors)
-
-    @cached_property
-    def contrast_groups(self) -> dict[int, frozenset[str]]:
-        groups: dict[int, set[str]] = {}
-        for g, term in self.contrasts:
-            groups.setdefault(g, set()).add(term)
-        return {g: frozenset(t) for g, t in groups.items()}
-
-
-def unique_positions(seq: tuple[str, ...]) -> dict[str, int]:
-    """{term: index} for the terms that occur exactly once in `seq`."""
-    count = Counter(seq)
-    return {w: i for i, w in enumerate(seq) if count[w] == 1}
 
 
 def norm_word(word: str) -> str:
