@@ -8,6 +8,8 @@ variables are deliberately not in `SETTINGS_HELP`: no production setting needs t
 - `MEMSIEVE_FAULT_DELAY_WRITE=<seconds>`: sleep inside the write transaction, after
   `pg_advisory_xact_lock` is held and before the gate runs (a kill here is
   "mid-transaction"; a SIGSTOP here leaves the advisory lock held).
+- `MEMSIEVE_FAULT_CRASH=<marker>`: the hashing embedder kills its own process (SIGKILL)
+  on any batch holding a text that contains the marker (an input that crashes the worker).
 - `MEMSIEVE_FAULT_POISON=<marker>`: the hashing embedder fails with a transient error on
   any batch holding a text that contains the marker, every time (a poison event: retrying
   never helps).
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import time
 from collections.abc import Sequence
 
@@ -30,6 +33,7 @@ log = logging.getLogger("memsieve.faults")
 DELAY_EMBED = "MEMSIEVE_FAULT_DELAY_EMBED"
 DELAY_WRITE = "MEMSIEVE_FAULT_DELAY_WRITE"
 POISON = "MEMSIEVE_FAULT_POISON"
+CRASH = "MEMSIEVE_FAULT_CRASH"
 
 
 def pause(stage: str, namespace: str, events: int) -> None:
@@ -52,3 +56,11 @@ def check_poison(texts: Sequence[str]) -> None:
             "fault injection: poison input in a batch of %d (pid %d)", len(texts), os.getpid()
         )
         raise errors.TransientError("fault injection: embedder always times out on this input")
+
+
+def check_crash(texts: Sequence[str]) -> None:
+    """SIGKILL this process if any text carries the crash marker."""
+    marker = os.environ.get(CRASH)
+    if marker and any(marker in t for t in texts):
+        log.warning("fault injection: crashing on a batch of %d (pid %d)", len(texts), os.getpid())
+        os.kill(os.getpid(), signal.SIGKILL)

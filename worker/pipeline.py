@@ -242,22 +242,60 @@ class Pipeline:
                 )
                 if not pending:
                     break
-                # An event that failed before is retried alone: a poison event must not
-                # keep failing (and using up the attempts of) the events batched with it.
-                for p in [p for p in pending if p.attempts > 0]:
+                pending = self._bury_crashers(namespace, pending, result)
+                # An event that failed before, or whose earlier flush died with it, is
+                # retried alone: a poison event must not keep failing (and using up the
+                # attempts of) the events batched with it.
+                for p in [p for p in pending if p.attempts > 0 or p.claims > 0]:
                     try:
-                        self._process(namespace, [p], result)
+                        self._claimed(namespace, [p], result)
                     except errors.TransientError as exc:
                         if p.event_id not in result.dead:
                             result.failed.append(p.event_id)
                         log.warning("event %s failed again (%s); retried later", p.event_id, exc)
-                fresh = [p for p in pending if p.attempts == 0]
+                fresh = [p for p in pending if p.attempts == 0 and p.claims == 0]
                 if fresh:
-                    self._process(namespace, fresh, result)
+                    self._claimed(namespace, fresh, result)
         finally:
             lock.release()
             result.lock_lost = lock.lost
         return result
+
+    def _bury_crashers(
+        self, namespace: str, pending: list[Pending], result: FlushResult
+    ) -> list[Pending]:
+        """Events whose flushes died with them MEMSIEVE_MAX_ATTEMPTS times go dead."""
+        keep = []
+        for p in pending:
+            if p.claims < self.settings.max_attempts:
+                keep.append(p)
+                continue
+            detail = (
+                f"taken {p.claims} times by flushes that never finished: a worker process "
+                "died while handling it"
+            )
+            if self.store.mark_dead(p.event_id, "worker_lost", detail):
+                metrics.decided("dead", p.kind)
+                result.dead.append(p.event_id)
+                decisions_log.info(
+                    "dead",
+                    extra={"event_id": p.event_id, "namespace": namespace,
+                           "decision": "dead", "reason": "worker_lost"},
+                )  # fmt: skip
+        return keep
+
+    def _claimed(self, namespace: str, pending: list[Pending], result: FlushResult) -> None:
+        """Process a batch with its claim recorded until the batch ends in an orderly way
+        (a process killed meanwhile leaves the claim behind, which is how a crash is seen)."""
+        ids = [p.event_id for p in pending]
+        self.store.set_claimed(ids, True)
+        try:
+            self._process(namespace, pending, result)
+        finally:
+            try:
+                self.store.set_claimed(ids, False)
+            except psycopg.Error as exc:  # the store is down: the original error says why
+                log.warning("could not clear the claim on %d events: %s", len(ids), type(exc).__name__)
 
     def _process(self, namespace: str, pending: list[Pending], result: FlushResult) -> None:
         emb = self.embedder

@@ -66,6 +66,8 @@ class Pending:
     target_memory: str | None
     attempts: int
     content_hash: str
+    # Earlier claims of this event that never finished (a worker died while handling it).
+    claims: int = 0
 
 
 @dataclass
@@ -253,15 +255,27 @@ class Store:
         with self.pool.connection() as conn:
             rows = conn.execute(
                 "SELECT event_id, namespace, kind, heading, content, tags, occurred_at, agent,"
-                " session, target_memory::text, attempts FROM events"
+                " session, target_memory::text, attempts, claims FROM events"
                 " WHERE namespace = %s AND status = 'pending' AND NOT (event_id = ANY(%s))"
                 " ORDER BY received_at, event_id LIMIT %s",
                 (namespace, list(exclude), limit),
             ).fetchall()
         return [
-            Pending(*r[:11], content_hash(r[3], r[4]))  # type: ignore[arg-type, call-arg]
+            Pending(*r[:11], content_hash(r[3], r[4]), r[11])  # type: ignore[arg-type, call-arg]
             for r in rows
         ]
+
+    def set_claimed(self, event_ids: Sequence[str], claimed: bool) -> None:
+        """Count a flush's claim on these events (claimed=True), or clear it when the flush
+        is done with them, whatever the outcome (claimed=False)."""
+        if not event_ids:
+            return
+        with self.pool.connection() as conn:
+            conn.execute(
+                "UPDATE events SET claims = CASE WHEN %s THEN claims + 1 ELSE 0 END"
+                " WHERE event_id = ANY(%s) AND status = 'pending'",
+                (claimed, list(event_ids)),
+            )
 
     def pending_namespaces(self, older_than_s: float = 0.0) -> list[str]:
         with self.pool.connection() as conn:

@@ -75,3 +75,27 @@ def test_a_message_the_task_cannot_run_fails_once_and_is_not_redelivered(
     assert len(re.findall(rf"memsieve.capture\[{bad.id}\] received", workers.logs())) == 1
     assert len(re.findall(pattern, workers.logs())) == 1
     faultkit.report("6b-poison-message", deliveries=1, outcome="failed once, acked, logged")
+
+
+@pytest.mark.slow
+def test_an_event_that_kills_its_worker_every_time_goes_dead_and_the_rest_are_written(
+    workers: Workers, store: Store, celery_app: Any
+) -> None:
+    events, expected = faultkit.make_events(["crash-a"], facts_per_ns=4, sends=3)
+    crasher = {
+        "event_id": "crash-a-bomb", "namespace": "crash-a", "kind": "failure",
+        "heading": "the bomb", "content": "Whatever you do, do not feed KILLSWITCH to the parser",
+    }  # fmt: skip
+    env = {"MEMSIEVE_FAULT_CRASH": "KILLSWITCH", "MEMSIEVE_MAX_ATTEMPTS": str(MAX_ATTEMPTS)}
+    proc = workers.start(concurrency=2, extra_env=env)
+    # One message: the crasher is batched with healthy events of its namespace.
+    faultkit.send(celery_app, [crasher, *events], producers=1, per_message=len(events) + 1)
+    n = len(events) + 1
+    assert wait_until(lambda: faultkit.terminal_count(store) == n, timeout=120), workers.logs()[-3000:]
+    rows = store.query("SELECT status, reason, claims FROM events WHERE event_id = 'crash-a-bomb'")
+    assert rows == [{"status": "dead", "reason": "worker_lost", "claims": MAX_ATTEMPTS}]
+    written = store.query("SELECT count(*)::int AS n FROM events WHERE status = 'written'")
+    assert written[0]["n"] == len(events)
+    assert proc.poll() is None  # the pool replaced its killed children; the worker lives
+    crashes = workers.logs().count("fault injection: crashing")
+    assert crashes == MAX_ATTEMPTS, crashes

@@ -42,5 +42,6 @@ class HashingEmbedder:
         from worker import faults
 
         faults.check_poison(texts)  # test-only: MEMSIEVE_FAULT_POISON
+        faults.check_crash(texts)  # test-only: MEMSIEVE_FAULT_CRASH
         self.calls += 1
         return [self._vector(t) for t in texts]
