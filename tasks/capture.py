@@ -62,7 +62,7 @@ SCHEDULED_TTL_S = 1
 
 
 def scheduled_key(namespace: str) -> str:
-    return f"{constants.KEY_PREFIX}:flush-scheduled:ns:{namespace}"
+    return constants.flush_scheduled_key(namespace)
 
 
 def wake(client: redis.Redis, namespace: str) -> None:

@@ -17,6 +17,11 @@ def flush_retry_key(namespace: str) -> str:
     return f"{KEY_PREFIX}:flush-retry:ns:{namespace}"
 
 
+def flush_scheduled_key(namespace: str) -> str:
+    """Set while a flush of the namespace is queued and not yet draining (tasks/capture.py)."""
+    return f"{KEY_PREFIX}:flush-scheduled:ns:{namespace}"
+
+
 SWEEP_LEADER_KEY = f"{KEY_PREFIX}:sweep-leader"
 
 # Postgres advisory lock classid for namespace write locks (the objid is a hash).
