@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 Action = Literal["insert", "supersede", "merge"]
 
@@ -129,3 +129,41 @@ def decide(
     else:
         reason = "no live memory in namespace"
     return GateDecision("insert", None, None, threshold, reason, considered)
+
+
+def decision_record(
+    d: GateDecision, ev: Any, model: str, dims: int, k: int, guards: Sequence[Guard]
+) -> dict[str, Any]:
+    """What the gate saw and decided, stored with the row and the event (invariant 6).
+
+    `ev` is the event written (its `target_memory` is recorded).
+    """
+    record: dict[str, Any] = {
+        "action": d.action,
+        "reason": d.reason,
+        "threshold": d.threshold,
+        "distance": d.distance,
+        "target": d.target,
+        "embedding_model": model,
+        "embedding_dims": dims,
+        "neighbours_searched": k,
+        "explicit_target": ev.target_memory,
+        "guards": [getattr(g, "__name__", type(g).__name__) for g in guards],
+        "candidates": [
+            {
+                "memory_id": c.memory_id,
+                "distance": round(c.distance, 6),
+                "within_threshold": c.within_threshold,
+                "vetoes": [{"guard": v.guard, "detail": v.detail} for v in c.vetoes],
+            }
+            for c in d.considered
+        ],
+    }
+    if d.action == "merge":
+        # Found by content hash before any vector search: the identical row is the
+        # only candidate; record it so the merge can be explained.
+        record["candidates"] = [
+            {"memory_id": d.target, "distance": 0.0, "within_threshold": True,
+             "identical": True, "vetoes": []}
+        ]  # fmt: skip
+    return record

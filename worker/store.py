@@ -12,7 +12,6 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -22,107 +21,19 @@ from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from worker import errors, faults, gate, gate_write, migrations, nsvectors
+from worker import errors, faults, gate, gate_sql, gate_write, migrations, nsvectors
+from worker.store_types import InboxEvent, Outcome, Pending, to_db_text
 
 log = logging.getLogger("memsieve.store")
 
 # "memory" (default): the gate searches the namespace's live vectors in process memory,
 # one matrix product per batch (worker/gate_write.py). "sql": one exact query per event,
 # the original path, kept as the benchmark's baseline and an escape hatch.
-GATE_SEARCH = os.environ.get("MEMSIEVE_GATE_SEARCH", "memory")
-
-
-@dataclass
-class InboxEvent:
-    """A row for the inbox, accepted or refused at capture."""
-
-    event_id: str
-    namespace: str | None
-    kind: str | None
-    heading: str | None
-    content: str | None
-    payload_hash: str
-    status: str = "pending"  # pending | rejected | dead
-    tags: list[str] = field(default_factory=list)
-    occurred_at: datetime | None = None
-    agent: str | None = None
-    session: str | None = None
-    target_memory: str | None = None
-    reason: str | None = None
-    detail: str | None = None
-
-
-@dataclass
-class Pending:
-    event_id: str
-    namespace: str
-    kind: str
-    heading: str
-    content: str
-    tags: list[str]
-    occurred_at: datetime | None
-    agent: str | None
-    session: str | None
-    target_memory: str | None
-    attempts: int
-    content_hash: str
-    # Earlier claims of this event that never finished (a worker died while handling it).
-    claims: int = 0
-
-
-@dataclass
-class Outcome:
-    event_id: str
-    decision: str  # inserted | superseded | merged | skipped (already terminal)
-    memory_id: str | None
-    supersedes: str | None
-    distance: float | None
-    reason: str
-
-
-def to_db_text(value: str | None) -> str | None:
-    """Postgres text cannot hold NUL; validation refuses it earlier, this is the last fence."""
-    return None if value is None else value.replace("\x00", "\ufffd")
 
 
 def _as_list(v: Any) -> list[float]:
     """A loaded vector as a list (pgvector.Vector or ndarray, by pgvector version)."""
     return np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v).tolist()
-
-
-def decision_record(
-    d: gate.GateDecision, ev: Pending, model: str, dims: int, k: int, guards: Sequence[gate.Guard]
-) -> dict[str, Any]:
-    """What the gate saw and decided, stored with the row and the event (invariant 6)."""
-    record: dict[str, Any] = {
-        "action": d.action,
-        "reason": d.reason,
-        "threshold": d.threshold,
-        "distance": d.distance,
-        "target": d.target,
-        "embedding_model": model,
-        "embedding_dims": dims,
-        "neighbours_searched": k,
-        "explicit_target": ev.target_memory,
-        "guards": [getattr(g, "__name__", type(g).__name__) for g in guards],
-        "candidates": [
-            {
-                "memory_id": c.memory_id,
-                "distance": round(c.distance, 6),
-                "within_threshold": c.within_threshold,
-                "vetoes": [{"guard": v.guard, "detail": v.detail} for v in c.vetoes],
-            }
-            for c in d.considered
-        ],
-    }
-    if d.action == "merge":
-        # Found by content hash before any vector search: the identical row is the
-        # only candidate; record it so the merge can be explained.
-        record["candidates"] = [
-            {"memory_id": d.target, "distance": 0.0, "within_threshold": True,
-             "identical": True, "vetoes": []}
-        ]  # fmt: skip
-    return record
 
 
 def _configure(conn: psycopg.Connection) -> None:
@@ -375,126 +286,19 @@ class Store:
             if now is not None:
                 # Read by memsieve_now(), the created_at default (migration 040).
                 cur.execute("SELECT set_config('memsieve.now', %s, true)", (now.isoformat(),))
-            if GATE_SEARCH == "sql":
+            if os.environ.get("MEMSIEVE_GATE_SEARCH", "memory") == "sql":
                 for ev, vector in items:
                     outcomes.append(
-                        self._write_one(cur, ev, np.asarray(vector, dtype=np.float32), model, dims,
-                                        threshold_for(ev.kind), guards, k)
+                        gate_sql.write_one(cur, ev, np.asarray(vector, dtype=np.float32), model,
+                                           dims, threshold_for(ev.kind), guards, k)
                     )  # fmt: skip
                 return outcomes
             outcomes, install = gate_write.write_batch(
                 cur, self.gate_cache, namespace, items, model, dims, threshold_for, guards, k,
-                decision_record,
+                gate.decision_record,
             )  # fmt: skip
         install()  # committed: the process's copy of the namespace may move forward
         return outcomes
-
-    def _write_one(
-        self,
-        cur: psycopg.Cursor[Any],
-        ev: Pending,
-        vec: np.ndarray,
-        model: str,
-        dims: int,
-        threshold: float,
-        guards: Sequence[gate.Guard],
-        k: int,
-    ) -> Outcome:
-        cur.execute(
-            "SELECT status, decision, memory_id::text, supersedes::text, distance, reason"
-            " FROM events WHERE event_id = %s FOR UPDATE",
-            (ev.event_id,),
-        )
-        row = cur.fetchone()
-        if row is None or row[0] != "pending":
-            # Redelivered or already handled by another worker: change nothing.
-            return Outcome(ev.event_id, "skipped", row[2] if row else None, None, None, "not pending")
-
-        cur.execute(
-            "SELECT id::text, kind, heading, content, content_hash, 0.0::float8 FROM memories"
-            " WHERE namespace = %s AND content_hash = %s AND deleted_at IS NULL",
-            (ev.namespace, ev.content_hash),
-        )
-        rows = cur.fetchall()
-        if not rows:
-            cur.execute(
-                "SELECT id::text, kind, heading, content, content_hash,"
-                " (embedding <=> %s)::float8 AS distance FROM memories"
-                " WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s"
-                " ORDER BY embedding <=> %s LIMIT %s",
-                (vec, ev.namespace, model, vec, k),
-            )
-            rows = cur.fetchall()
-            if ev.target_memory and ev.target_memory not in {r[0] for r in rows}:
-                cur.execute(
-                    "SELECT id::text, kind, heading, content, content_hash,"
-                    " (embedding <=> %s)::float8 FROM memories"
-                    " WHERE id = %s AND namespace = %s AND deleted_at IS NULL",
-                    (vec, ev.target_memory, ev.namespace),
-                )
-                rows += cur.fetchall()
-        candidates = [gate.Candidate(*r) for r in rows]
-        incoming = gate.Incoming(
-            ev.namespace, ev.kind, ev.heading, ev.content, ev.content_hash, ev.target_memory
-        )
-        d = gate.decide(incoming, candidates, threshold, guards)
-        record = decision_record(d, ev, model, dims, k, guards)
-
-        if d.action == "merge":
-            assert d.target is not None
-            self._finish(cur, ev.event_id, "merged", d.target, None, 0.0, d.reason, record)
-            return Outcome(ev.event_id, "merged", d.target, None, 0.0, d.reason)
-
-        supersedes = d.target if d.action == "supersede" else None
-        # Insert first, then soft-delete: if the insert fails the old row is intact.
-        cur.execute(
-            "INSERT INTO memories (namespace, kind, heading, content, tags, content_hash,"
-            " embedding, embedding_model, embedding_dims, supersedes, event_id, agent, session,"
-            " occurred_at, decision)"
-            " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
-            " RETURNING id::text, created_at",
-            (
-                ev.namespace, ev.kind, ev.heading, ev.content, ev.tags, ev.content_hash, vec,
-                model, dims, supersedes, ev.event_id, ev.agent, ev.session, ev.occurred_at,
-                json.dumps(record),
-            ),
-        )  # fmt: skip
-        new_id, created_at = cur.fetchone()  # type: ignore[misc]
-        if supersedes is not None:
-            cur.execute(
-                "UPDATE memories SET deleted_at = %s WHERE id = %s AND deleted_at IS NULL",
-                (created_at, supersedes),
-            )
-            if cur.rowcount != 1:
-                # Invariant 2: the soft delete must touch exactly one row; anything else
-                # means the chain would fork. Abort the whole transaction.
-                raise errors.TransientError(
-                    f"supersede of {supersedes} touched {cur.rowcount} rows; retrying"
-                )
-            decision = "superseded"
-        else:
-            decision = "inserted"
-        self._finish(cur, ev.event_id, decision, new_id, supersedes, d.distance, d.reason, record)
-        return Outcome(ev.event_id, decision, new_id, supersedes, d.distance, d.reason)
-
-    @staticmethod
-    def _finish(
-        cur: psycopg.Cursor[Any],
-        event_id: str,
-        decision: str,
-        memory_id: str,
-        supersedes: str | None,
-        distance: float | None,
-        reason: str,
-        record: dict[str, Any],
-    ) -> None:
-        cur.execute(
-            "UPDATE events SET status = 'written', decision = %s, memory_id = %s,"
-            " supersedes = %s, distance = %s, reason = %s, decision_record = %s,"
-            " updated_at = clock_timestamp(), finished_at = clock_timestamp()"
-            " WHERE event_id = %s",
-            (decision, memory_id, supersedes, distance, reason, json.dumps(record), event_id),
-        )
 
     # -- reads ------------------------------------------------------------------------
     def recall(
@@ -523,25 +327,6 @@ class Store:
             except psycopg.errors.InvalidTextRepresentation:
                 return None
             return cur.fetchone()
-
-    def history(self, memory_id: str) -> list[dict[str, Any]]:
-        """The chain from this memory back to its first version, newest first."""
-        with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-            try:
-                cur.execute(
-                    "WITH RECURSIVE chain AS ("
-                    "  SELECT m.*, 0 AS depth FROM memories m WHERE m.id = %s"
-                    "  UNION ALL"
-                    "  SELECT p.*, c.depth + 1 FROM memories p JOIN chain c ON p.id = c.supersedes"
-                    "  WHERE c.depth < 10000"
-                    ") SELECT id::text AS memory_id, namespace, kind, heading, content,"
-                    " supersedes::text AS supersedes, event_id, created_at, deleted_at,"
-                    " decision FROM chain ORDER BY depth",
-                    (memory_id,),
-                )
-            except psycopg.errors.InvalidTextRepresentation:
-                return []
-            return cur.fetchall()
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Read-only helper for the CLI and tests (SQL is a literal of the caller's)."""

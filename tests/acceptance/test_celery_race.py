@@ -6,6 +6,8 @@ import random
 import threading
 from typing import Any
 
+import pytest
+
 from tests.conftest import Workers, wait_until
 from worker import constants
 from worker.store import Store
@@ -34,8 +36,9 @@ def variants(fact: str) -> list[str]:
     ]
 
 
+@pytest.mark.parametrize("gate_search", ["memory", "sql"])
 def test_two_workers_racing_on_near_duplicates_keep_one_live_row_per_fact(
-    workers: Workers, store: Store, celery_app: Any
+    workers: Workers, store: Store, celery_app: Any, gate_search: str
 ) -> None:
     events = []
     for ns in ("race-a", "race-b"):
@@ -46,8 +49,9 @@ def test_two_workers_racing_on_near_duplicates_keep_one_live_row_per_fact(
                     "heading": f"fact {f_i}", "content": text,
                 })  # fmt: skip
     random.Random(7).shuffle(events)
-    workers.start(concurrency=2)
-    workers.start(concurrency=2)
+    env = {"MEMSIEVE_GATE_SEARCH": gate_search}
+    workers.start(concurrency=2, extra_env=env)
+    workers.start(concurrency=2, extra_env=env)
 
     # Eight producers, one event per message, all at once.
     def produce(chunk: list[dict[str, Any]]) -> None:

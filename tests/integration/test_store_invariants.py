@@ -64,7 +64,14 @@ def test_supersede_of_an_already_dead_row_aborts_the_whole_batch(store: Store) -
     assert store.query("SELECT count(*)::int AS n FROM memories WHERE namespace = 'a'")[0]["n"] == 1
 
 
-def test_redelivered_event_changes_nothing(store: Store) -> None:
+@pytest.fixture(params=["memory", "sql"])
+def gate_search(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both gate paths: the in-memory batch search (default) and the per-event SQL query."""
+    monkeypatch.setenv("MEMSIEVE_GATE_SEARCH", request.param)
+    return str(request.param)
+
+
+def test_redelivered_event_changes_nothing(store: Store, gate_search: str) -> None:
     p = _pending(store, "a", "e1", "some lesson")
     out1 = store.write_batch("a", [(p, VEC)], "m", 384, lambda k: 0.1, [])
     out2 = store.write_batch("a", [(p, VEC)], "m", 384, lambda k: 0.1, [])
@@ -73,7 +80,7 @@ def test_redelivered_event_changes_nothing(store: Store) -> None:
     assert store.query("SELECT count(*)::int AS n FROM memories")[0]["n"] == 1
 
 
-def test_namespaces_never_see_each_other(store: Store) -> None:
+def test_namespaces_never_see_each_other(store: Store, gate_search: str) -> None:
     _insert(store, "other", "exactly this lesson")
     p = _pending(store, "mine", "e1", "exactly this lesson")
     out = store.write_batch("mine", [(p, VEC)], "m", 384, lambda k: 0.5, [])
@@ -89,3 +96,19 @@ def test_every_migration_applies_and_is_recorded(store: Store) -> None:
     rows = store.query("SELECT name FROM schema_migrations ORDER BY version")
     assert [r["name"] for r in rows] == names
     assert store.migrate() == []  # idempotent
+
+
+def test_both_gate_paths_decide_alike(store: Store, gate_search: str) -> None:
+    """Insert, byte-identical merge, supersede within the threshold, insert beyond it."""
+    near = [0.99, 0.141] + [0.0] * 382
+    far = [0.0, 1.0] + [0.0] * 382
+    p1 = _pending(store, "a", "e1", "first text")
+    p2 = _pending(store, "a", "e2", "first text")
+    p3 = _pending(store, "a", "e3", "first text, reworded")
+    p4 = _pending(store, "a", "e4", "something else")
+    out = store.write_batch("a", [(p1, VEC), (p2, VEC), (p3, near), (p4, far)], "m", 384, lambda k: 0.05, [])
+    assert [o.decision for o in out] == ["inserted", "merged", "superseded", "inserted"]
+    assert out[1].memory_id == out[0].memory_id
+    assert out[2].supersedes == out[0].memory_id
+    live = store.query("SELECT content FROM memories WHERE deleted_at IS NULL ORDER BY content")
+    assert [r["content"] for r in live] == ["first text, reworded", "something else"]
