@@ -243,23 +243,31 @@ class Pipeline:
                 if not pending:
                     break
                 pending = self._bury_crashers(namespace, pending, result)
-                # An event that failed before, or whose earlier flush died with it, is
+                # An event that failed before, or whose flushes died with it twice, is
                 # retried alone: a poison event must not keep failing (and using up the
-                # attempts of) the events batched with it.
-                for p in [p for p in pending if p.attempts > 0 or p.claims > 0]:
+                # attempts of) the events batched with it. One crash is usually not the
+                # event's fault (a deploy, the OOM killer): the batch is retried whole.
+                alone = self._alone_after
+                for p in [p for p in pending if p.attempts > 0 or p.claims >= alone]:
                     try:
                         self._claimed(namespace, [p], result)
                     except errors.TransientError as exc:
                         if p.event_id not in result.dead:
                             result.failed.append(p.event_id)
                         log.warning("event %s failed again (%s); retried later", p.event_id, exc)
-                fresh = [p for p in pending if p.attempts == 0 and p.claims == 0]
+                fresh = [p for p in pending if p.attempts == 0 and p.claims < alone]
                 if fresh:
                     self._claimed(namespace, fresh, result)
         finally:
             lock.release()
             result.lock_lost = lock.lost
         return result
+
+    @property
+    def _alone_after(self) -> int:
+        """Unfinished claims after which an event is retried on its own: 2, so that its
+        batch-mates (claimed at most twice with it) stay below MEMSIEVE_MAX_ATTEMPTS."""
+        return max(1, min(2, self.settings.max_attempts - 1))
 
     def _bury_crashers(
         self, namespace: str, pending: list[Pending], result: FlushResult
