@@ -26,7 +26,7 @@ def from_settings(
         latency = os.environ.get("MEMSIEVE_FAKE_EMBED_LATENCY_MS", "")
         if latency:
             # Benchmarks only: a simulated provider round trip per request (bench/).
-            from bench.latency_embedder import LatencyEmbedder
+            from worker.embedders.hashing import LatencyEmbedder
 
             return LatencyEmbedder(settings.hashing_dims, float(latency))
         return HashingEmbedder(settings.hashing_dims)

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
+import time
 from collections.abc import Sequence
+
+import numpy as np
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -26,17 +30,21 @@ class HashingEmbedder:
     def _vector(self, text: str) -> list[float]:
         words = [w.lower() for w in _WORD.findall(text)]
         feats = words + [a + " " + b for a, b in zip(words, words[1:], strict=False)]
-        vec = [0.0] * self.dims
-        for f in feats:
+        idx = np.empty(len(feats), dtype=np.int64)
+        sign = np.empty(len(feats), dtype=np.float64)
+        for i, f in enumerate(feats):
             d = hashlib.blake2b(f.encode("utf-8"), digest_size=8).digest()
-            idx = int.from_bytes(d[:4], "little") % self.dims
-            sign = 1.0 if d[4] & 1 else -1.0
-            vec[idx] += sign
-        norm = math.sqrt(sum(x * x for x in vec))
+            idx[i] = int.from_bytes(d[:4], "little") % self.dims
+            sign[i] = 1.0 if d[4] & 1 else -1.0
+        # Sums of +-1 and their squares are exact in float64: the vector does not depend
+        # on the order of the additions.
+        vec = np.zeros(self.dims, dtype=np.float64)
+        np.add.at(vec, idx, sign)
+        norm = math.sqrt(float(np.dot(vec, vec)))
         if norm == 0.0:
             vec[0] = 1.0
-            return vec
-        return [x / norm for x in vec]
+            return vec.tolist()
+        return (vec / norm).tolist()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         from worker import faults
@@ -45,3 +53,31 @@ class HashingEmbedder:
         faults.check_crash(texts)  # test-only: MEMSIEVE_FAULT_CRASH
         self.calls += 1
         return [self._vector(t) for t in texts]
+
+
+# Benchmarks only (bench/): the hashing embedder behind a simulated provider round trip.
+REQUESTS_KEY = "memsieve:bench:embed-requests"
+TEXTS_KEY = "memsieve:bench:embed-texts"
+
+
+class LatencyEmbedder(HashingEmbedder):
+    """Every embed() call (one provider request, whatever its batch size) sleeps
+    `latency_ms` first, as an OpenAI request would; the vectors stay deterministic. With
+    MEMSIEVE_FAKE_EMBED_COUNT=1, requests and texts are counted in Redis so a benchmark
+    can read them across worker processes."""
+
+    def __init__(self, dims: int, latency_ms: float) -> None:
+        super().__init__(dims)
+        self.latency_s = latency_ms / 1000.0
+        self._counter = None
+        if os.environ.get("MEMSIEVE_FAKE_EMBED_COUNT") and os.environ.get("MEMSIEVE_REDIS_URL"):
+            import redis
+
+            self._counter = redis.Redis.from_url(os.environ["MEMSIEVE_REDIS_URL"])
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        time.sleep(self.latency_s)
+        if self._counter is not None:
+            self._counter.incr(REQUESTS_KEY)
+            self._counter.incrby(TEXTS_KEY, len(texts))
+        return super().embed(texts)
