@@ -15,6 +15,7 @@ from typing import Any
 from kombu.transport import TRANSPORT_ALIASES, redis
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.json import loads
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from schemas.events import raw_event_id
 
@@ -70,6 +71,18 @@ class SafeChannel(redis.Channel):
             flush = getattr(self, "_flush_brpop_reauth", None)
             if flush is not None:
                 flush()
+
+
+    def _connparams(self, asynchronous: bool = False) -> Any:
+        # kombu bug: after the broker drops, the consumer closes the connection, and the
+        # channel's close tries to restore unacked messages through a new client built
+        # from a connection whose `client` is already None: AttributeError, "Unrecoverable
+        # error", the worker exits. Report it as what it is, a lost connection, which the
+        # consumer ignores while it reconnects (unacked messages are restored later by the
+        # visibility timeout).
+        if self.connection.client is None:
+            raise RedisConnectionError("broker connection closed")
+        return super()._connparams(asynchronous=asynchronous)
 
 
 class SafeRedisTransport(redis.Transport):
