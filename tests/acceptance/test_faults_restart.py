@@ -156,7 +156,7 @@ def _restart_postgres(stack: Stack, down: float = 3.0) -> Any:
 
 # kombu's Redis transport takes a message with BRPOP and records it as unacked only after
 # the reply reaches the client: when the broker is killed between the two, that one
-# in-flight message is gone (seen once in ~4 runs: 999 of 1,000 captured). RabbitMQ holds
+# in-flight message is gone (seen in 2 of 5 runs: 999 of 1,000 captured). RabbitMQ holds
 # delivered messages until they are acked, and passes every time. docs/delivery.md.
 REDIS_BRPOP_WINDOW = pytest.mark.xfail(
     reason="a Redis broker killed mid-BRPOP can lose the one message in flight (kombu)",
