@@ -72,7 +72,7 @@ def read_source(root: Path, namespace: str | None, kind: str = "retro") -> list[
 
 
 def _jsonl_items(path: Path, rel: str, namespace: str | None, kind: str) -> Iterator[Item]:
-    from worker.cli.events import expected_id
+    from worker.pipeline import event_id_for
 
     with open(path, encoding="utf-8", errors="surrogateescape") as fh:
         for n, line in enumerate(fh, 1):
@@ -83,7 +83,7 @@ def _jsonl_items(path: Path, rel: str, namespace: str | None, kind: str) -> Iter
             except ValueError:
                 # Sent as-is: the capture task records it as malformed_json, by its bytes.
                 raw = line.rstrip("\n")
-                yield Item(expected_id(raw), raw, f"{rel}:{n}")
+                yield Item(event_id_for(raw), raw, f"{rel}:{n}")
                 continue
             if isinstance(obj, dict):
                 if namespace and "namespace" not in obj:
@@ -92,7 +92,7 @@ def _jsonl_items(path: Path, rel: str, namespace: str | None, kind: str) -> Iter
                 if "event_id" not in obj:
                     canon = json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
                     obj["event_id"] = _bf_id(str(obj.get("namespace")), rel, canon)
-            yield Item(expected_id(obj), obj, f"{rel}:{n}")
+            yield Item(event_id_for(obj), obj, f"{rel}:{n}")
 
 
 def _front_matter(text: str) -> tuple[dict[str, Any], str]:

@@ -49,7 +49,6 @@ class FlushResult:
     # Events that failed this round and stay pending (retried later, with backoff).
     failed: list[str] = field(default_factory=list)
     lock_lost: bool = False
-    embed_calls: int = 0
 
 
 def _canonical(obj: Any) -> bytes:

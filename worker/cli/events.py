@@ -49,13 +49,6 @@ def _lines(path: str) -> Iterator[Any]:
                     yield line.rstrip("\n")
 
 
-def expected_id(raw: Any) -> str:
-    """The event id the capture task will record for this item (printed to the producer)."""
-    from worker.pipeline import event_id_for
-
-    return event_id_for(raw)
-
-
 def send(items: list[Any], settings: Settings) -> None:
     from worker import constants
     from worker.app import configure
@@ -78,9 +71,11 @@ def cmd_enqueue(settings: Settings, args: argparse.Namespace) -> int:
         items = [_event_from_flags(args)]
     else:
         return fail("enqueue needs --content (with --namespace --kind --heading) or --file PATH|-")
+    from worker.pipeline import event_id_for
+
     settings = resolve(settings, need_db=False)
     send(items, settings)
-    ids = [expected_id(i) for i in items]
+    ids = [event_id_for(i) for i in items]
     if args.json:
         emit_json(ids)
     else:
