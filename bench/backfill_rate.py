@@ -27,7 +27,7 @@ from tests.data.make_retros import generate  # noqa: E402
 
 
 def _memsieve(*args: str) -> list[str]:
-    return [sys.executable, "-m", "worker.cli.main", *args]
+    return [sys.executable, "-m", "memsieve.cli.main", *args]
 
 
 def run(embedder: str, retros: Path, concurrency: int) -> dict[str, object]:

@@ -23,11 +23,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memsieve import errors
+from memsieve.embedders import cache
+from memsieve.embedders.batching import EmbedFailure
+from memsieve.embedders.openai import OpenAIEmbedder
+
 from tests.fakes.openai_server import FakeOpenAI
-from worker import errors
-from worker.embedders import cache
-from worker.embedders.batching import EmbedFailure
-from worker.embedders.openai import OpenAIEmbedder
 
 _TOPICS = ["deploy", "migration", "flaky test", "rate limit", "cache", "lock", "index", "retry"]
 _VERBS = ["broke", "stalled", "needed a rollback", "was fixed by", "regressed after", "sped up"]

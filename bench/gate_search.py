@@ -11,7 +11,7 @@ perturbation, the case the gate exists for). Per probe, in one run on one databa
                  the filter applies after the index scan, so a query can return < 3 rows
   hnsw-iter      the same index with hnsw.iterative_scan = relaxed_order, ef_search 100,
                  re-sorted by exact distance
-  memory         the namespace's live vectors in worker memory (worker.nsvectors), one
+  memory         the namespace's live vectors in worker memory (memsieve.gate.vectors), one
                  matrix-vector product; the load of the namespace is reported apart
   memory-batch   the same, per event when a batch of 256 is scored in one product
 
@@ -27,11 +27,11 @@ import uuid
 
 import numpy as np
 import psycopg
+from memsieve.gate import vectors
+from memsieve.store.postgres import Store
 from pgvector.psycopg import register_vector
 
 from bench import harness
-from worker import nsvectors
-from worker.store import Store
 
 DIMS = 1536
 NS = 20
@@ -45,7 +45,7 @@ def make_vectors(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarr
     centers = rng.standard_normal((256, DIMS)).astype(np.float32)
     topic = rng.integers(0, 256, n)
     vecs = centers[topic] + 0.9 * rng.standard_normal((n, DIMS)).astype(np.float32)
-    return nsvectors.unit(vecs), ns
+    return vectors.unit(vecs), ns
 
 
 def load(db: str, vecs: np.ndarray, ns: np.ndarray) -> list[str]:
@@ -128,7 +128,7 @@ def run_size(
     pick = rng.choice(n, n_probes, replace=False)
     probes = []
     for i in pick:
-        q = nsvectors.unit(vecs[i] + 0.01 * rng.standard_normal(DIMS).astype(np.float32))
+        q = vectors.unit(vecs[i] + 0.01 * rng.standard_normal(DIMS).astype(np.float32))
         probes.append((f"ns-{ns[i]:02d}", q))
     # Exact truth in numpy (float64).
     by_ns = {k: np.flatnonzero(ns == k) for k in range(NS)}
@@ -178,7 +178,7 @@ def run_size(
             conn.execute("DROP INDEX memories_hnsw")
 
         # In worker memory: load each namespace once (as gate_write does on a cache miss).
-        from worker.gate_write import load_live
+        from memsieve.store.gate_write import load_live
 
         sets, loads = {}, []
         with conn.cursor() as cur:
@@ -192,7 +192,7 @@ def run_size(
             for name, q in probes:
                 live = sets[name]
                 t0 = time.perf_counter()
-                idx = nsvectors.top_k(live.matrix @ q, live.alive, 3)
+                idx = vectors.top_k(live.matrix @ q, live.alive, 3)
                 got.append([live.rows[j].memory_id for j in idx])
                 lat.append(time.perf_counter() - t0)
             runs.append((lat, got))
@@ -208,7 +208,7 @@ def run_size(
             t0 = time.perf_counter()
             scores = batch @ live.matrix.T
             for row in scores:
-                nsvectors.top_k(row, live.alive, 3)
+                vectors.top_k(row, live.alive, 3)
             per.append((time.perf_counter() - t0) / len(batch))
         results["memory-batch"] = (
             harness.median(per),

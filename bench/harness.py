@@ -22,8 +22,7 @@ from typing import Any
 
 import psycopg
 import redis
-
-from worker.services import EmbeddedPostgres, EmbeddedRedis
+from memsieve.ops.services import EmbeddedPostgres, EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("retro", "correction", "failure", "pattern")
@@ -83,7 +82,7 @@ class Worker:
     def __init__(self, env: dict[str, str], concurrency: int, pool: str = "prefork") -> None:
         self.log = Path(tempfile.mkstemp(prefix="memsieve-bench-worker-", suffix=".log")[1])
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "worker.cli.main", "worker", f"--concurrency={concurrency}",
+            [sys.executable, "-m", "memsieve.cli.main", "worker", f"--concurrency={concurrency}",
              f"--pool={pool}", f"--hostname=bench-{uuid.uuid4().hex[:6]}@%h"],
             env={**env, "MEMSIEVE_LOG_LEVEL": "INFO"}, stdout=self.log.open("ab"),
             stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,

@@ -14,10 +14,11 @@ import cProfile
 import pstats
 import time
 
+from memsieve.flow.pipeline import Pipeline
+from memsieve.settings import Settings
+from memsieve.store.postgres import Store
+
 from bench import harness
-from worker.pipeline import Pipeline
-from worker.settings import Settings
-from worker.store import Store
 
 
 def main() -> None:

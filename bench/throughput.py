@@ -24,12 +24,12 @@ from typing import Any
 
 import psycopg
 import redis
+from memsieve import constants
+from memsieve.app import configure
+from memsieve.settings import Settings
 
 from bench import harness
 from bench.latency_embedder import REQUESTS_KEY, TEXTS_KEY
-from worker import constants
-from worker.app import configure
-from worker.settings import Settings
 
 
 def _terminal(conn: psycopg.Connection, n: int) -> bool:

@@ -11,11 +11,17 @@ fi
 . .venv/bin/activate
 extras="local"
 [ "${1:-}" = "dev" ] && extras="local,dev"
-stamp=".venv/.memsieve-installed-$extras-$(sha256sum pyproject.toml | cut -c1-16)"
+# The editable install is a tree of links (strict mode): worker/, tasks/ and schemas/ are
+# installed as the one package `memsieve` (see pyproject.toml), and type checkers can read a
+# link tree where they cannot follow an import hook. A new or removed file needs a reinstall,
+# so the stamp covers the package's file list as well as pyproject.toml.
+files=$(find worker tasks schemas -type f ! -path '*/__pycache__/*' | LC_ALL=C sort)
+stamp=".venv/.memsieve-installed-$extras-$( (cat pyproject.toml; echo "$files") | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
   # torch first, pinned: the CPU build lies on this machine's disk; an unpinned torch
   # would pull a multi-GB CUDA build.
   pip install --quiet --disable-pip-version-check 'torch==2.13.0'
-  pip install --quiet --disable-pip-version-check -e ".[$extras]"
+  pip install --quiet --disable-pip-version-check -e ".[$extras]" --config-settings editable_mode=strict
+  rm -f .venv/.memsieve-installed-*
   touch "$stamp"
 fi

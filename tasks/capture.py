@@ -8,10 +8,9 @@ from typing import Any
 import kombu.exceptions
 import psycopg
 import redis
-
-from tasks import runtime
-from worker import constants, errors
-from worker.app import app
+from memsieve import constants, errors
+from memsieve.app import app
+from memsieve.flow import runtime
 
 log = logging.getLogger("memsieve.tasks.capture")
 
@@ -28,7 +27,7 @@ MAX_RETRIES = None
     acks_late=True,
     reject_on_worker_lost=True,
     max_retries=MAX_RETRIES,
-    Request="worker.consumer:CaptureRequest",
+    Request="memsieve.delivery.consumer:CaptureRequest",
 )
 def capture(self: Any, payload: Any) -> dict[str, int]:
     """Accept one event or a list of events (backfills send lists).

@@ -7,11 +7,10 @@ from typing import Any
 
 import psycopg
 import redis
-
-from tasks import runtime
-from tasks.capture import flush_later, scheduled_key
-from worker import constants, errors
-from worker.app import app
+from memsieve import constants, errors
+from memsieve.app import app
+from memsieve.flow import runtime
+from memsieve.tasks.capture import flush_later, scheduled_key
 
 log = logging.getLogger("memsieve.tasks.flush")
 

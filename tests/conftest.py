@@ -22,10 +22,9 @@ from typing import Any
 import psycopg
 import pytest
 import redis
-
-from worker.services import EmbeddedPostgres, EmbeddedRedis
-from worker.settings import Settings
-from worker.store import Store
+from memsieve.ops.services import EmbeddedPostgres, EmbeddedRedis
+from memsieve.settings import Settings
+from memsieve.store.postgres import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 _counter = itertools.count()
@@ -103,7 +102,7 @@ def store(settings: Settings) -> Iterator[Store]:
 
 @pytest.fixture
 def pipeline(settings: Settings, store: Store) -> Any:
-    from worker.pipeline import Pipeline
+    from memsieve.flow.pipeline import Pipeline
 
     pipe = Pipeline(settings, store=store)
     yield pipe
@@ -122,7 +121,7 @@ class Workers:
         n = len(self.procs)
         log = open(self.logdir / f"worker-{n}.log", "ab")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "worker.cli.main", "worker", f"--concurrency={concurrency}",
+            [sys.executable, "-m", "memsieve.cli.main", "worker", f"--concurrency={concurrency}",
              f"--pool={pool}", f"--hostname=w{n}-{uuid.uuid4().hex[:4]}@%h"],
             env={**self.env, **(extra_env or {})}, stdout=log, stderr=subprocess.STDOUT,
             cwd=ROOT, start_new_session=True,
@@ -162,6 +161,6 @@ def wait_until(cond: Callable[[], bool], timeout: float = 60.0, interval: float 
 
 @pytest.fixture
 def celery_app(settings: Settings) -> Any:
-    from worker.app import configure
+    from memsieve.app import configure
 
     return configure(replace(settings))

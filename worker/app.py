@@ -10,15 +10,15 @@ import logging
 import threading
 
 from celery import Celery, signals
-
-from worker import broker, constants
-from worker.settings import Settings
+from memsieve import constants
+from memsieve.delivery import broker
+from memsieve.settings import Settings
 
 log = logging.getLogger("memsieve.app")
 
-# Garbage pushed onto a Redis queue must not kill the worker (see worker/broker.py).
+# Garbage pushed onto a Redis queue must not kill the worker (see worker/delivery/broker.py).
 broker.install()
-app = Celery("memsieve", include=["tasks.capture", "tasks.flush"])
+app = Celery("memsieve", include=["memsieve.tasks.capture", "memsieve.tasks.flush"])
 
 
 def configure(settings: Settings) -> Celery:
@@ -28,7 +28,7 @@ def configure(settings: Settings) -> Celery:
         broker_connection_retry_on_startup=True,
         broker_connection_max_retries=None,
         # Redis broker: an unacked message (its worker was killed) comes back after the
-        # visibility timeout; keep countdowns far below it (tasks.runtime.backoff). Kombu
+        # visibility timeout; keep countdowns far below it (memsieve.flow.runtime.backoff). Kombu
         # only scans for such messages every interval * throttle seconds (100 s by
         # default): scan every tenth of the timeout instead, so a lost worker's messages
         # return within ~1.1x the timeout. Ignored by the AMQP transport, where the
@@ -52,7 +52,7 @@ def configure(settings: Settings) -> Celery:
         # carry Celery's repr of the arguments (lesson text). Received/started/succeeded
         # events carry CaptureRequest's summary instead.
         task_send_sent_event=False,
-        worker_consumer="worker.consumer:MemsieveConsumer",
+        worker_consumer="memsieve.delivery.consumer:MemsieveConsumer",
         worker_hijack_root_logger=False,
         worker_redirect_stdouts=False,
         task_track_started=True,
@@ -79,8 +79,7 @@ def _sweep_loop(settings: Settings) -> None:
     sweeps at a time (a Redis key elects it for one interval).
     """
     import redis
-
-    from worker.store import Store
+    from memsieve.store.postgres import Store
 
     client = redis.Redis.from_url(settings.redis_url or "", socket_timeout=5)
     store = Store(settings.database_url or "", max_size=1)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from worker.errors import ConfigError
+from memsieve.errors import ConfigError
 
 # name -> (default, help). The CLI prints this table in --help.
 SETTINGS_HELP: dict[str, tuple[str, str]] = {
@@ -134,7 +134,7 @@ class Settings:
         log_level = env.get("MEMSIEVE_LOG_LEVEL", "INFO").upper()
         if log_level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
             raise ConfigError(f"MEMSIEVE_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, got {log_level!r}")
-        # Read where they are used (ratelimit, store, nsvectors); validated here, at start-up.
+        # Read where they are used (ratelimit, store, gate vectors); validated here, at start-up.
         _int(env, "MEMSIEVE_EMBED_RPM", 0, 0)
         _int(env, "MEMSIEVE_EMBED_TPM", 0, 0)
         _int(env, "MEMSIEVE_GATE_CACHE_MB", 512, 1)

@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from schemas import events as ev
-from worker import constants, gate, guards, thresholds
-from worker.embedders.hashing import HashingEmbedder
-from worker.store import Store
+from memsieve import constants
+from memsieve.embedders.hashing import HashingEmbedder
+from memsieve.gate import guards, thresholds
+from memsieve.gate.decide import Candidate, Incoming, decide
+from memsieve.schemas import events as ev
+from memsieve.store.postgres import Store
 
 _SYLLABLES = "ka lo mi ren tu sa vo bel dri po nex qua fi zor gla hu wen tra ob yel".split()
 
@@ -116,9 +117,9 @@ def check_facts(n: int) -> None:
         heads.append(vecs[0])
         for (a, va), (b, vb) in itertools.permutations(zip(vs, vecs, strict=True), 2):
             d = 1.0 - float(va @ vb)
-            cand = gate.Candidate("m", "pattern", heading, b, ev.content_hash(heading, b), d)
-            inc = gate.Incoming("ns", "pattern", heading, a, ev.content_hash(heading, a))
-            decision = gate.decide(inc, [cand], threshold, rules)
+            cand = Candidate("m", "pattern", heading, b, ev.content_hash(heading, b), d)
+            inc = Incoming("ns", "pattern", heading, a, ev.content_hash(heading, a))
+            decision = decide(inc, [cand], threshold, rules)
             assert decision.action != "insert", (a, b, decision.reason)
     for va, vb in itertools.combinations(heads, 2):
         assert 1.0 - float(va @ vb) > threshold + 0.15

@@ -10,16 +10,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memsieve.store.postgres import Store
+
 from tests.conftest import ROOT, Workers, wait_until
 from tests.data.make_retros import generate
-from worker.store import Store
 
 
 def _backfill(
     env: dict[str, str], *args: str, timeout: float = 120
 ) -> tuple[int, dict[str, Any], str]:
     p = subprocess.run(
-        [sys.executable, "-m", "worker.cli.main", "backfill", *args, "--json"],
+        [sys.executable, "-m", "memsieve.cli.main", "backfill", *args, "--json"],
         env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
     out = json.loads(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else {}
@@ -51,7 +52,7 @@ def test_interrupted_backfill_resumes_without_loss_or_duplicates_and_a_rerun_cha
 
     # 1. No worker yet: the backfill sends one window (20 events) and waits; Ctrl-C.
     proc = subprocess.Popen(
-        [sys.executable, "-m", "worker.cli.main", "backfill", str(retros), "--namespace", "bf",
+        [sys.executable, "-m", "memsieve.cli.main", "backfill", str(retros), "--namespace", "bf",
          "--chunk", "10", "--window", "20", "--json"],
         env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip

@@ -11,13 +11,14 @@ from typing import Any
 import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from memsieve import constants
+from memsieve.capture import secrets
+from memsieve.flow.pipeline import event_id_for
+from memsieve.ops.services import EmbeddedPostgres
+from memsieve.schemas.events import raw_event_id
+from memsieve.store.postgres import Store
 
-from schemas.events import raw_event_id
 from tests.conftest import Workers, wait_until
-from worker import constants, secrets
-from worker.pipeline import event_id_for
-from worker.services import EmbeddedPostgres
-from worker.store import Store
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -7,10 +7,10 @@ import threading
 from typing import Any
 
 import pytest
+from memsieve import constants
+from memsieve.store.postgres import Store
 
 from tests.conftest import Workers, wait_until
-from worker import constants
-from worker.store import Store
 
 FACTS = [
     "This project uses kebab-case for filenames in the src folder",

@@ -10,10 +10,10 @@ import time
 from typing import Any
 
 import pytest
+from memsieve.store.postgres import Store
 
 from tests.acceptance import faultkit
 from tests.conftest import Workers, wait_until
-from worker.store import Store
 
 NAMESPACES = [f"bf-{i:02d}" for i in range(20)]
 # Slow each flush round down enough that a kill lands inside it; small batches make many

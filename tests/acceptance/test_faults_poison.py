@@ -8,11 +8,11 @@ import time
 from typing import Any
 
 import pytest
+from memsieve import constants
+from memsieve.store.postgres import Store
 
 from tests.acceptance import faultkit
 from tests.conftest import Workers, wait_until
-from worker import constants
-from worker.store import Store
 
 MARKER = "POISONPILL"
 MAX_ATTEMPTS = 3

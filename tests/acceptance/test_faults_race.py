@@ -7,10 +7,10 @@ import time
 from typing import Any
 
 import pytest
+from memsieve.store.postgres import Store
 
 from tests.acceptance import faultkit
 from tests.conftest import Workers, wait_until
-from worker.store import Store
 
 NAMESPACES = [f"race-{i:02d}" for i in range(20)]
 

@@ -12,10 +12,10 @@ import time
 from typing import Any
 
 import pytest
+from memsieve.store.postgres import Store
 
 from tests.acceptance import faultkit
 from tests.conftest import Workers, wait_until
-from worker.store import Store
 
 
 def _snapshot(store: Store) -> list[dict[str, Any]]:

@@ -21,13 +21,13 @@ import kombu
 import pytest
 import redis
 from celery import Celery
+from memsieve import constants
+from memsieve.ops.services import EmbeddedPostgres, EmbeddedRedis
+from memsieve.settings import Settings
+from memsieve.store.postgres import Store
 
 from tests.acceptance import faultkit
 from tests.conftest import Workers, wait_until
-from worker import constants
-from worker.services import EmbeddedPostgres, EmbeddedRedis
-from worker.settings import Settings
-from worker.store import Store
 
 AMQP_URL = "amqp://guest:guest@127.0.0.1:5672//"
 

@@ -13,10 +13,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from memsieve.cli.service import flower_command
+from memsieve.settings import Settings
+from memsieve.store.postgres import Store
+
 from tests.conftest import ROOT, Workers, wait_until
-from worker.cli.service import flower_command
-from worker.settings import Settings
-from worker.store import Store
 
 SECRETISH = "the-text-of-this-lesson-must-not-show"
 
@@ -68,7 +69,7 @@ def test_flower_shows_tasks_without_text_and_metrics_count_decisions(
             )
         )
         p = subprocess.run(
-            [sys.executable, "-m", "worker.cli.main", "backfill", str(retros), "--namespace",
+            [sys.executable, "-m", "memsieve.cli.main", "backfill", str(retros), "--namespace",
              "ops", "--chunk", "5", "--json"],
             env=env, cwd=ROOT, capture_output=True, text=True, timeout=120,
         )  # fmt: skip

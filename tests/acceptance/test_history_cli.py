@@ -17,7 +17,7 @@ PROD = "The production database listens on port 5432, behind the bastion."
 
 def cli(env: dict[str, str], *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "worker.cli.main", *args],
+        [sys.executable, "-m", "memsieve.cli.main", *args],
         env=env, cwd=ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     if ok:

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memsieve.ops.services import free_port
 
 from tests.conftest import ROOT, wait_until
-from worker.services import free_port
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 
@@ -31,7 +31,7 @@ REWORDINGS = [
 
 def cli(env: dict[str, str], *args: str) -> Any:
     out = subprocess.run(
-        [sys.executable, "-m", "worker.cli.main", *args], env=env, cwd=ROOT,
+        [sys.executable, "-m", "memsieve.cli.main", *args], env=env, cwd=ROOT,
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
@@ -69,7 +69,7 @@ def test_five_rewordings_end_as_one_live_memory_with_five_versions(tmp_path: Pat
     )  # fmt: skip
     log = open(tmp_path / "up.log", "wb")
     up = subprocess.Popen(
-        [sys.executable, "-m", "worker.cli.main", "up"], env=env, cwd=ROOT,
+        [sys.executable, "-m", "memsieve.cli.main", "up"], env=env, cwd=ROOT,
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     try:

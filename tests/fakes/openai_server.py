@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from worker.embedders import tokens
-from worker.embedders.hashing import HashingEmbedder
+from memsieve.embedders import tokens
+from memsieve.embedders.hashing import HashingEmbedder
 
 MAX_INPUTS = 2048
 MAX_REQUEST_TOKENS = 300_000

@@ -11,8 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from schemas import events as ev
-from worker.pipeline import Pipeline
+from memsieve.flow.pipeline import Pipeline
+from memsieve.schemas import events as ev
 
 
 def write_at(pipe: Pipeline, when: datetime, **event: Any) -> dict[str, Any]:

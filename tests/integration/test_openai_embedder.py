@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from memsieve import errors
+from memsieve.embedders import batching, cache, ratelimit, tokens
+from memsieve.embedders.batching import EmbedderRefused, EmbedFailure, InputRejected
+from memsieve.embedders.openai import OpenAIEmbedder
 
 from tests.fakes import conftest_openai
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from worker import errors
-from worker.embedders import batching, cache, ratelimit, tokens
-from worker.embedders.batching import EmbedderRefused, EmbedFailure, InputRejected
-from worker.embedders.openai import OpenAIEmbedder
 
 # Until tests/conftest.py imports it, the fixture comes from here.
 fake_openai = conftest_openai.fake_openai

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from memsieve import errors
+from memsieve.embedders.ratelimit import RedisRateLimiter
+from memsieve.flow.pipeline import Pipeline
+from memsieve.settings import Settings
+from memsieve.store.postgres import Store
 
 from tests.fakes.conftest_openai import fake_openai  # noqa: F401
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from worker import errors
-from worker.embedders.ratelimit import RedisRateLimiter
-from worker.pipeline import Pipeline
-from worker.settings import Settings
-from worker.store import Store
 
 LESSONS = [
     "Always pin the base image digest in Dockerfiles",

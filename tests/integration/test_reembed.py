@@ -6,13 +6,12 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-
-from worker import errors
-from worker.embedders.hashing import HashingEmbedder
-from worker.pipeline import Pipeline
-from worker.reembed import reembed
-from worker.settings import Settings
-from worker.store import Store
+from memsieve import errors
+from memsieve.embedders.hashing import HashingEmbedder
+from memsieve.flow.pipeline import Pipeline
+from memsieve.ops.reembed import reembed
+from memsieve.settings import Settings
+from memsieve.store.postgres import Store
 
 LESSONS = [
     "Always pin the base image digest in Dockerfiles",
@@ -94,7 +93,7 @@ def test_reembed_cli_moves_the_store(env: dict[str, str], pipeline: Pipeline, st
     from tests.conftest import ROOT
 
     _fill(pipeline)
-    out = subprocess.run([sys.executable, "-m", "worker.cli.main", "reembed", "--to", "hashing-v1-64", "--json"],
+    out = subprocess.run([sys.executable, "-m", "memsieve.cli.main", "reembed", "--to", "hashing-v1-64", "--json"],
                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert '"target": "hashing-v1-64"' in out.stdout

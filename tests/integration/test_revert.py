@@ -10,10 +10,10 @@ from typing import Any
 
 import psycopg
 import pytest
+from memsieve.history.api import History
+from memsieve.history.revert import RevertRefused, revert
 
 from tests.integration.history_helpers import write_at
-from worker.history import History
-from worker.revert import RevertRefused, revert
 
 NS = "infra"
 STAGING = "The staging database listens on port 5433, behind the VPN."

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import psycopg
 import pytest
-
-from schemas.events import content_hash
-from worker.store import InboxEvent, Pending, Store
+from memsieve.schemas.events import content_hash
+from memsieve.store.postgres import InboxEvent, Pending, Store
 
 VEC = [1.0] + [0.0] * 383
 
@@ -56,7 +55,7 @@ def test_supersede_of_an_already_dead_row_aborts_the_whole_batch(store: Store) -
         c.execute("SET session_replication_role = replica")  # no triggers: no version bump
         c.execute("UPDATE memories SET deleted_at = clock_timestamp() WHERE id = %s", (old,))
     p2 = _pending(store, "a", "e2", "kebab case for all files")
-    from worker import errors
+    from memsieve import errors
 
     with pytest.raises(errors.TransientError, match="supersede hid 0 rows"):
         store.write_batch("a", [(p2, VEC)], "m", 384, lambda k: 0.5, [])
@@ -90,7 +89,7 @@ def test_namespaces_never_see_each_other(store: Store, gate_search: str) -> None
 
 
 def test_every_migration_applies_and_is_recorded(store: Store) -> None:
-    from worker import migrations
+    from memsieve.store import migrations
 
     names = [n for _, n, _ in migrations.available()]
     rows = store.query("SELECT name FROM schema_migrations ORDER BY version")

@@ -8,11 +8,10 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from worker import errors
-from worker.embedders import batching, cache
-from worker.embedders.batching import EmbedderRefused, EmbedFailure, plan_batches
-from worker.embedders.hashing import HashingEmbedder
+from memsieve import errors
+from memsieve.embedders import batching, cache
+from memsieve.embedders.batching import EmbedderRefused, EmbedFailure, plan_batches
+from memsieve.embedders.hashing import HashingEmbedder
 
 
 def word_count(text: str) -> int:

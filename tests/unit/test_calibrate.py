@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-
-from worker import calibrate, errors, guards, thresholds
-from worker.cli.calibrate import cli_calibrate
-from worker.embedders.hashing import HashingEmbedder
+from memsieve import errors
+from memsieve.cli.calibrate import cli_calibrate
+from memsieve.embedders.hashing import HashingEmbedder
+from memsieve.gate import guards, thresholds
+from memsieve.ops import calibrate
 
 EVAL = Path(__file__).resolve().parents[1] / "data" / "eval_pairs.jsonl"
 

@@ -14,8 +14,7 @@ from urllib.parse import urlparse
 
 import pytest
 import yaml
-
-from worker.settings import SETTINGS_HELP, Settings
+from memsieve.settings import SETTINGS_HELP, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
@@ -153,7 +152,7 @@ def test_flower_requires_basic_auth_and_watches_the_workers_broker(compose: dict
         interpolate(auth, {})  # compose refuses to start without it
     assert interpolate(auth, {"MEMSIEVE_FLOWER_BASIC_AUTH": "ops:pw"}) == "ops:pw"
     cmd = f["command"]
-    assert cmd[:3] == ["celery", "-A", "worker.app"] and "flower" in cmd
+    assert cmd[:3] == ["celery", "-A", "memsieve.app"] and "flower" in cmd
     broker = next(c.split("=", 1)[1] for c in cmd if c.startswith("--broker="))
     assert broker == _env(compose["services"]["worker"])["MEMSIEVE_BROKER_URL"]
     port = next(c.split("=", 1)[1] for c in cmd if c.startswith("--port="))
@@ -164,7 +163,6 @@ def test_flower_requires_basic_auth_and_watches_the_workers_broker(compose: dict
 def test_dockerfile_installs_every_package_the_project_ships() -> None:
     text = DOCKERFILE.read_text()
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    for pattern in project["tool"]["setuptools"]["packages"]["find"]["include"]:
-        pkg = pattern.rstrip("*")
-        assert re.search(rf"^COPY {pkg} \./{pkg}$", text, re.M), pkg
+    for folder in set(project["tool"]["setuptools"]["package-dir"].values()):
+        assert re.search(rf"^COPY {folder} \./{folder}$", text, re.M), folder
     assert "EXPOSE 9464" in text and re.search(r"^USER (?!root)", text, re.M)

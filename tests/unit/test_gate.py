@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from schemas.events import content_hash
-from worker.gate import Candidate, Incoming, Veto, decide
+from memsieve.gate.decide import Candidate, Incoming, Veto, decide
+from memsieve.schemas.events import content_hash
 
 
 def inc(text: str, target: str | None = None, kind: str = "retro") -> Incoming:

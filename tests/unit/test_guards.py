@@ -5,13 +5,13 @@ from __future__ import annotations
 import time
 
 import pytest
+from memsieve.gate import guards, text
+from memsieve.gate.decide import Candidate, Incoming, Veto, decide
 
-from worker import gate, guards, guards_text
 
-
-def _pair(old: str, new: str, target: str | None = None) -> tuple[gate.Incoming, gate.Candidate]:
-    inc = gate.Incoming("ns", "pattern", "", new, "h-new", target_memory_id=target)
-    cand = gate.Candidate("m1", "pattern", "", old, "h-old", 0.01)
+def _pair(old: str, new: str, target: str | None = None) -> tuple[Incoming, Candidate]:
+    inc = Incoming("ns", "pattern", "", new, "h-new", target_memory_id=target)
+    cand = Candidate("m1", "pattern", "", old, "h-old", 0.01)
     return inc, cand
 
 
@@ -121,19 +121,19 @@ def test_correction_naming_its_target_is_never_vetoed() -> None:
 def test_veto_detail_names_both_sides() -> None:
     inc, cand = _pair("Postgres listens on port 5432.", "Postgres listens on port 5433.")
     (veto,) = guards.numbers_guard(inc, cand)
-    assert veto == gate.Veto("numbers", "incoming has 5433; memory has 5432")
+    assert veto == Veto("numbers", "incoming has 5433; memory has 5432")
 
 
 def test_gate_inserts_beside_a_vetoed_close_candidate() -> None:
     inc, cand = _pair("PR #260 fixed the login redirect.", "PR #480 fixed the login redirect.")
-    decision = gate.decide(inc, [cand], 0.4, guards.default_guards())
+    decision = decide(inc, [cand], 0.4, guards.default_guards())
     assert decision.action == "insert"
     assert decision.reason.startswith("close candidate kept: numbers")
 
 
 def test_heading_is_compared_too() -> None:
-    inc = gate.Incoming("ns", "pattern", "Port 5433", "Postgres port.", "h1")
-    cand = gate.Candidate("m1", "pattern", "Port 5432", "Postgres port.", "h2", 0.01)
+    inc = Incoming("ns", "pattern", "Port 5433", "Postgres port.", "h1")
+    cand = Candidate("m1", "pattern", "Port 5432", "Postgres port.", "h2", 0.01)
     assert guards.numbers_guard(inc, cand)
 
 
@@ -143,7 +143,7 @@ def test_first_inversion_tolerates_one_moved_block() -> None:
 
 
 def test_analysis_normalises_terms() -> None:
-    a = guards_text.analyse("Use kebab-case; the limit is 1,000 (five retries) on Fridays.")
+    a = text.analyse("Use kebab-case; the limit is 1,000 (five retries) on Fridays.")
     assert {"1000", "5"} <= a.numbers
     assert "friday" in a.dates
     assert "kebabcase" in a.vocabulary

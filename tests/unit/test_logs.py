@@ -8,8 +8,7 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-
-from worker import logs
+from memsieve import logs
 
 
 @pytest.fixture

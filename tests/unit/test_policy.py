@@ -14,12 +14,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from memsieve.capture import policy, secrets
+from memsieve.capture.policy import PolicyConfig, evaluate
+from memsieve.errors import ConfigError
+from memsieve.schemas.events import CaptureEvent
 from pydantic import ValidationError
-
-from schemas.events import CaptureEvent
-from worker import policy, secrets
-from worker.errors import ConfigError
-from worker.policy import PolicyConfig, evaluate
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SAMPLES = [

@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from memsieve.schemas.events import CaptureEvent, first_error
 from pydantic import ValidationError
-
-from schemas.events import CaptureEvent, first_error
 
 OK = {"namespace": "proj", "kind": "retro", "heading": "Naming", "content": "Use kebab-case."}
 

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from worker import secrets
+from memsieve.capture import secrets
 
 CORPUS_PATH = Path(__file__).resolve().parents[1] / "data" / "secrets_corpus.jsonl"
 CORPUS = [json.loads(line) for line in CORPUS_PATH.read_text("utf-8").splitlines() if line]

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from worker.errors import ConfigError
-from worker.settings import Settings, redact_url
+from memsieve.errors import ConfigError
+from memsieve.settings import Settings, redact_url
 
 
 def test_defaults_pick_local_without_a_key_and_openai_with_one() -> None:

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from worker import backfill as bf
-from worker import errors
-from worker.cli.common import emit_json, fail, resolve
-from worker.settings import Settings
+from memsieve import errors
+from memsieve.cli.common import emit_json, fail, resolve
+from memsieve.ops import backfill as bf
+from memsieve.settings import Settings
 
 POLL = 0.5
 STALL_HINT_S = 30.0
@@ -45,7 +45,7 @@ def _argsrepr(chunk: list[bf.Item]) -> str:
 
 
 def _dry_run(settings: Settings, items: list[bf.Item], args: argparse.Namespace) -> int:
-    from worker.backfill_dry import dry_run
+    from memsieve.ops.backfill_dry import dry_run
 
     done, would = dry_run(settings, items)
     if args.json:
@@ -136,7 +136,7 @@ def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
     if not items:
         return fail(f"no retros found in {path} (looked for *.md, *.markdown, *.jsonl)")
     settings = resolve(settings, need_redis=not args.dry_run)
-    from worker.store import Store
+    from memsieve.store.postgres import Store
 
     store = Store(settings.database_url or "", max_size=1)
     store.migrate()  # the schema, not data: a dry run on a fresh store needs it too
@@ -147,9 +147,9 @@ def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Namespace) -> int:
-    from worker import constants
-    from worker.app import configure
-    from worker.store import Store
+    from memsieve import constants
+    from memsieve.app import configure
+    from memsieve.store.postgres import Store
 
     todo = bf.unique(items)
     ids = [i.event_id for i in todo]

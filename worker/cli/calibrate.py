@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from worker import calibrate, errors, guards, thresholds
-from worker.embedders.base import Embedder
+from memsieve import errors
+from memsieve.embedders.base import Embedder
+from memsieve.gate import guards, thresholds
+from memsieve.ops import calibrate
 
 
 def _thresholds(raw: str) -> list[float]:
@@ -23,10 +25,10 @@ def _thresholds(raw: str) -> list[float]:
 
 def _embedder(name: str) -> Embedder:
     if name == "hashing":
-        from worker.embedders.hashing import HashingEmbedder
+        from memsieve.embedders.hashing import HashingEmbedder
 
         return HashingEmbedder()
-    from worker.embedders.local import LocalEmbedder
+    from memsieve.embedders.local import LocalEmbedder
 
     return LocalEmbedder()
 

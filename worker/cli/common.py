@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from worker.services import EmbeddedServices
-from worker.settings import Settings
+from memsieve.ops.services import EmbeddedServices
+from memsieve.settings import Settings
 
 
 def resolve(settings: Settings, need_db: bool = True, need_redis: bool = True) -> Settings:

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from schemas import events as ev
-from worker.cli.common import emit_json, fail, resolve
-from worker.settings import Settings
+from memsieve.cli.common import emit_json, fail, resolve
+from memsieve.schemas import events as ev
+from memsieve.settings import Settings
 
 CHUNK = 100
 
@@ -50,9 +50,9 @@ def _lines(path: str) -> Iterator[Any]:
 
 
 def send(items: list[Any], settings: Settings) -> None:
-    from worker import constants
-    from worker.app import configure
-    from worker.consumer import describe_payload
+    from memsieve import constants
+    from memsieve.app import configure
+    from memsieve.delivery.consumer import describe_payload
 
     app = configure(settings)
     for start in range(0, len(items), CHUNK):
@@ -71,7 +71,7 @@ def cmd_enqueue(settings: Settings, args: argparse.Namespace) -> int:
         items = [_event_from_flags(args)]
     else:
         return fail("enqueue needs --content (with --namespace --kind --heading) or --file PATH|-")
-    from worker.pipeline import event_id_for
+    from memsieve.flow.pipeline import event_id_for
 
     settings = resolve(settings, need_db=False)
     send(items, settings)
@@ -87,7 +87,7 @@ def cmd_write(settings: Settings, args: argparse.Namespace) -> int:
     if not (args.namespace and args.kind and args.heading and args.content is not None):
         return fail("write needs --namespace, --kind, --heading and --content")
     settings = resolve(settings)
-    from worker.pipeline import Pipeline
+    from memsieve.flow.pipeline import Pipeline
 
     pipe = Pipeline(settings)
     pipe.store.migrate()

@@ -1,7 +1,7 @@
 """`memsieve history | explain | revert`: the past of a memory, and undoing a supersede.
 
 `memsieve recall --as-of` lives with recall in worker/cli/read.py; all of them read through
-worker.history, the same API an agent calls in Python.
+memsieve.history, the same API an agent calls in Python.
 """
 
 from __future__ import annotations
@@ -10,22 +10,22 @@ import argparse
 import getpass
 from typing import Any
 
-from worker import errors
-from worker.cli.common import emit_json, fail, resolve
-from worker.settings import Settings
+from memsieve import errors
+from memsieve.cli.common import emit_json, fail, resolve
+from memsieve.settings import Settings
 
 
 def _store(settings: Settings) -> Any:
-    from worker.store import Store
+    from memsieve.store.postgres import Store
 
     settings = resolve(settings, need_redis=False)
     return Store(settings.database_url or "", max_size=1)
 
 
 def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
-    from worker import history
+    from memsieve.history import lineage
 
-    lin = history.lineage(_store(settings), args.memory_id)
+    lin = lineage.lineage(_store(settings), args.memory_id)
     if lin is None:
         return fail(f"no memory with id {args.memory_id}", 1)
     if args.json:
@@ -36,7 +36,7 @@ def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_explain(settings: Settings, args: argparse.Namespace) -> int:
-    from worker import explain
+    from memsieve.history import explain
 
     try:
         found = explain.explain(_store(settings), args.id)
@@ -50,7 +50,7 @@ def cmd_explain(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_revert(settings: Settings, args: argparse.Namespace) -> int:
-    from worker import revert
+    from memsieve.history import revert
 
     actor = args.actor or f"{getpass.getuser()} (cli)"
     try:

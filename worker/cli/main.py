@@ -6,13 +6,13 @@ import argparse
 import importlib
 import sys
 
-from worker import errors
-from worker.cli import backfill, events, history, read, reembed, service
-from worker.settings import settings_help
+from memsieve import errors
+from memsieve.cli import backfill, events, history, read, reembed, service
+from memsieve.settings import settings_help
 
 # Commands contributed by other modules: (module, function taking argv).
 EXTERNAL = {
-    "calibrate": ("worker.cli.calibrate", "cli_calibrate", "precision/recall of the gate on labelled pairs"),
+    "calibrate": ("memsieve.cli.calibrate", "cli_calibrate", "precision/recall of the gate on labelled pairs"),
 }
 
 

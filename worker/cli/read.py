@@ -5,19 +5,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from worker.cli.common import emit_json, fail, resolve, short_ts
-from worker.settings import Settings
+from memsieve.cli.common import emit_json, fail, resolve, short_ts
+from memsieve.settings import Settings
 
 
 def _store(settings: Settings) -> Any:
-    from worker.store import Store
+    from memsieve.store.postgres import Store
 
     settings = resolve(settings, need_redis=False)
     return Store(settings.database_url or "", max_size=1), settings
 
 
 def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
-    from worker import embedders
+    from memsieve import embedders
 
     store, settings = _store(settings)
     bound = store.bound_embedder()
@@ -25,11 +25,12 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
     if bound and (bound["model"] != emb.model or int(bound["dims"]) != emb.dims):
         return fail(f"store holds {bound['model']} vectors; set MEMSIEVE_EMBEDDER to match")
     if args.as_of is not None:
-        from worker import history
+        from memsieve.history import lineage
+        from memsieve.history.format import fmt_ts, parse_time
 
-        as_of = history.parse_time(args.as_of)
+        as_of = parse_time(args.as_of)
         vector = emb.embed([args.query])[0]
-        found = history.recall_as_of(store, args.namespace, vector, emb.model, as_of, args.k)
+        found = lineage.recall_as_of(store, args.namespace, vector, emb.model, as_of, args.k)
         rows = [vars(r) for r in found]
     elif bound:
         rows = store.recall(args.namespace, emb.embed([args.query])[0], emb.model, args.k)
@@ -45,7 +46,7 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
         emit_json(out)
         return 0
     if args.as_of is not None:
-        print(f"as of {history.fmt_ts(as_of)}:")
+        print(f"as of {fmt_ts(as_of)}:")
     if not out:
         if args.as_of is not None:
             print(f"no memories were live in namespace {args.namespace!r} then")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from worker.cli.common import emit_json, fail, resolve
-from worker.settings import Settings
+from memsieve.cli.common import emit_json, fail, resolve
+from memsieve.settings import Settings
 
 # A model name maps to the embedder that produces it.
 KNOWN = {
@@ -31,6 +31,9 @@ def embedder_settings(settings: Settings, target: str) -> Settings:
 
 
 def cmd_reembed(settings: Settings, args: argparse.Namespace) -> int:
+    from memsieve import embedders
+    from memsieve.ops.reembed import reembed
+    from memsieve.store.postgres import Store
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -38,10 +41,6 @@ def cmd_reembed(settings: Settings, args: argparse.Namespace) -> int:
         TextColumn,
         TimeRemainingColumn,
     )
-
-    from worker import embedders
-    from worker.reembed import reembed
-    from worker.store import Store
 
     try:
         target = embedder_settings(settings, args.to)

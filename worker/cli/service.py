@@ -13,12 +13,11 @@ from dataclasses import replace
 from typing import Any
 
 import psycopg
+from memsieve import errors, logs
+from memsieve.cli.common import fail, resolve
+from memsieve.ops.services import EmbeddedServices
+from memsieve.settings import Settings, redact_url
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential_jitter
-
-from worker import errors, logs
-from worker.cli.common import fail, resolve
-from worker.services import EmbeddedServices
-from worker.settings import Settings, redact_url
 
 log = logging.getLogger("memsieve.worker")
 
@@ -35,7 +34,7 @@ def _child_env(settings: Settings) -> dict[str, str]:
 
 def flower_command(settings: Settings) -> list[str]:
     cmd = [
-        sys.executable, "-m", "celery", "-A", "worker.app", f"--broker={settings.broker_url}",
+        sys.executable, "-m", "celery", "-A", "memsieve.app", f"--broker={settings.broker_url}",
         "flower", f"--port={settings.flower_port}", f"--address={settings.flower_address}",
         "--purge_offline_workers=60",
     ]  # fmt: skip
@@ -51,13 +50,13 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     started_pg = not settings.database_url and not services.pg.running()
     started_redis = not settings.redis_url and not services.redis.running()
     settings = resolve(settings)
-    from worker.store import Store
+    from memsieve.store.postgres import Store
 
     store = Store(settings.database_url or "", max_size=1)
     applied = store.migrate()
     store.close()
     env = _child_env(settings)
-    worker_cmd = [sys.executable, "-m", "worker.cli.main", "worker", "--concurrency", str(args.concurrency or settings.concurrency)]
+    worker_cmd = [sys.executable, "-m", "memsieve.cli.main", "worker", "--concurrency", str(args.concurrency or settings.concurrency)]
     procs: list[tuple[str, subprocess.Popen[bytes]]] = []
     procs.append(("worker", subprocess.Popen(worker_cmd, env=env)))
     if settings.flower_port:
@@ -112,9 +111,9 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
     settings = resolve(settings)
-    from worker.app import configure
-    from worker.pipeline import Pipeline
-    from worker.store import Store
+    from memsieve.app import configure
+    from memsieve.flow.pipeline import Pipeline
+    from memsieve.store.postgres import Store
 
     store = Store(settings.database_url or "", max_size=1)
     # The database may still be starting (a compose stack, a failover): wait for it with
@@ -131,7 +130,7 @@ def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
     store.close()
     os.environ.update(_child_env(settings))
     app = configure(settings)
-    from worker import metrics
+    from memsieve import metrics
 
     if settings.metrics_port:
         # Before the pool forks: children write samples where this process serves them.
@@ -165,7 +164,7 @@ def _migrate_when_reachable(store: Any) -> None:
 
 def cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
     settings = resolve(settings, need_redis=False)
-    from worker.store import Store
+    from memsieve.store.postgres import Store
 
     applied = Store(settings.database_url or "", max_size=1).migrate()
     print("applied: " + ", ".join(applied) if applied else "up to date")
@@ -179,7 +178,7 @@ def cmd_down(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from worker.constants import QUEUE
+    from memsieve.constants import QUEUE
 
     p = sub.add_parser("up", help="run everything on this machine: embedded Postgres+Redis, worker, Flower")
     p.add_argument("--concurrency", type=int, default=0, help="worker processes (default MEMSIEVE_CONCURRENCY)")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from worker.embedders.base import Embedder
-from worker.settings import Settings
+from memsieve.embedders.base import Embedder
+from memsieve.settings import Settings
 
 __all__ = ["Embedder", "from_settings"]
 
@@ -21,22 +21,22 @@ def from_settings(
     """
     name = name or settings.embedder
     if name == "hashing":
-        from worker.embedders.hashing import HashingEmbedder
+        from memsieve.embedders.hashing import HashingEmbedder
 
         latency = os.environ.get("MEMSIEVE_FAKE_EMBED_LATENCY_MS", "")
         if latency:
             # Benchmarks only: a simulated provider round trip per request (bench/).
-            from worker.embedders.hashing import LatencyEmbedder
+            from memsieve.embedders.hashing import LatencyEmbedder
 
             return LatencyEmbedder(settings.hashing_dims, float(latency))
         return HashingEmbedder(settings.hashing_dims)
     if name == "local":
-        from worker.embedders.local import LocalEmbedder
+        from memsieve.embedders.local import LocalEmbedder
 
         return LocalEmbedder()
     if name == "openai":
-        from worker.embedders.openai import OpenAIEmbedder
-        from worker.embedders.ratelimit import RedisRateLimiter, limits_from_env
+        from memsieve.embedders.openai import OpenAIEmbedder
+        from memsieve.embedders.ratelimit import RedisRateLimiter, limits_from_env
 
         limiter = None
         if redis_client is not None and any(limits_from_env()):

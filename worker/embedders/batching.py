@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from worker import errors
-from worker.embedders.base import Embedder
+from memsieve import errors
+from memsieve.embedders.base import Embedder
 
 Vector = list[float]
 

@@ -3,7 +3,7 @@
 Redelivery, a replayed backfill and identical text in two namespaces all cost no API call:
 `cached_embed` looks every hash up first and sends only the misses, each distinct text once.
 
-The durable implementation lives in Postgres (worker/store.py). The SQL it should run:
+The durable implementation lives in Postgres (worker/store/postgres.py). The SQL it should run:
 
     CREATE TABLE embedding_cache (
         model        text NOT NULL,      -- cache_model(embedder), e.g. 'text-embedding-3-small@1536'
@@ -37,9 +37,9 @@ import threading
 from collections.abc import Sequence
 from typing import Protocol
 
-from worker import errors
-from worker.embedders import batching
-from worker.embedders.base import Embedder
+from memsieve import errors
+from memsieve.embedders import batching
+from memsieve.embedders.base import Embedder
 
 log = logging.getLogger(__name__)
 

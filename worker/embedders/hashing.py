@@ -47,7 +47,7 @@ class HashingEmbedder:
         return (vec / norm).tolist()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        from worker import faults
+        from memsieve.flow import faults
 
         faults.check_poison(texts)  # test-only: MEMSIEVE_FAULT_POISON
         faults.check_crash(texts)  # test-only: MEMSIEVE_FAULT_CRASH

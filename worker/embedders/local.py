@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from worker import errors
+from memsieve import errors
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 
@@ -51,7 +51,7 @@ class LocalEmbedder:
     model = MODEL_NAME
     dims = 384
     # Measured on PAWS and tests/data/eval_pairs.jsonl (docs/dedupe-quality.md); the
-    # per-kind table in worker/thresholds.py is what the gate uses.
+    # per-kind table in worker/gate/thresholds.py is what the gate uses.
     default_threshold = 0.40
     max_batch = 256
 

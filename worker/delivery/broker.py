@@ -1,0 +1,92 @@
+"""A Redis broker transport that survives garbage on the queue.
+
+kombu's Redis channel JSON-decodes every item it pops and hands it to the consumer; an
+item that is not a kombu envelope (someone LPUSHed raw bytes) raises out of the event
+loop and kills the worker ("Unrecoverable error"). This channel records such an item in
+the ledger as rejected — under an id derived from its bytes, never logging the body —
+and carries on. Installed for the `redis://` scheme by `install()`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from kombu.transport import TRANSPORT_ALIASES, redis
+from kombu.utils.encoding import bytes_to_str
+from kombu.utils.json import loads
+from memsieve.schemas.events import raw_event_id
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+log = logging.getLogger("memsieve.broker")
+
+
+def record_garbage(raw: bytes, reason: str, detail: str) -> str:
+    eid = raw_event_id(raw)
+    try:
+        from memsieve.flow import runtime
+        from memsieve.store.postgres import InboxEvent
+
+        runtime.pipeline().store.insert_events(
+            [InboxEvent(eid, None, None, None, None, payload_hash=eid, status="rejected",
+                        reason=reason, detail=detail)]
+        )  # fmt: skip
+    except Exception as exc:  # noqa: BLE001 - never let bookkeeping kill the consumer
+        log.error("could not record %s message %s: %s", reason, eid, type(exc).__name__)
+    log.warning(
+        "rejected a broker item that is not a message",
+        extra={"event_id": eid, "decision": "rejected", "reason": reason},
+    )
+    return eid
+
+
+class SafeChannel(redis.Channel):
+    def _brpop_read(self, **options: Any) -> bool:
+        try:
+            try:
+                dest__item = self.client.parse_response(
+                    self.client.connection, "BRPOP", **options
+                )
+            except self.connection_errors:
+                self.client.connection.disconnect()
+                raise
+            if not dest__item:
+                raise redis.Empty()
+            dest, item = dest__item
+            dest = bytes_to_str(dest).rsplit(self.sep, 1)[0]
+            self._queue_cycle.rotate(dest)
+            try:
+                payload = loads(bytes_to_str(item))
+                if not isinstance(payload, dict) or "properties" not in payload:
+                    raise ValueError("not a kombu envelope")
+            except Exception as exc:  # noqa: BLE001
+                raw = item if isinstance(item, bytes) else str(item).encode("utf-8", "replace")
+                record_garbage(raw, "not_a_task_message", f"broker item is not a message: {type(exc).__name__}")
+                return True
+            self.connection._deliver(payload, dest)
+            return True
+        finally:
+            self._in_poll = None  # type: ignore[assignment]
+            flush = getattr(self, "_flush_brpop_reauth", None)
+            if flush is not None:
+                flush()
+
+
+    def _connparams(self, asynchronous: bool = False) -> Any:
+        # kombu bug: after the broker drops, the consumer closes the connection, and the
+        # channel's close tries to restore unacked messages through a new client built
+        # from a connection whose `client` is already None: AttributeError, "Unrecoverable
+        # error", the worker exits. Report it as what it is, a lost connection, which the
+        # consumer ignores while it reconnects (unacked messages are restored later by the
+        # visibility timeout).
+        if self.connection.client is None:
+            raise RedisConnectionError("broker connection closed")
+        return super()._connparams(asynchronous=asynchronous)
+
+
+class SafeRedisTransport(redis.Transport):
+    Channel = SafeChannel
+
+
+def install() -> None:
+    TRANSPORT_ALIASES["redis"] = "memsieve.delivery.broker:SafeRedisTransport"

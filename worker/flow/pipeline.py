@@ -1,0 +1,413 @@
+"""filter -> embed -> lock -> gate -> write, through the pieces in this package.
+
+`accept` is the capture stage (validate + policy + durable inbox); `flush` drains a
+namespace's pending events: embed in batches (cached), then one transaction per batch
+under the namespace's Redis lock and advisory lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+import redis
+from memsieve import embedders, errors, metrics
+from memsieve.capture import policy
+from memsieve.embedders import batching
+from memsieve.flow import embed, faults
+from memsieve.flow.locks import NamespaceLock
+from memsieve.gate import guards, thresholds
+from memsieve.schemas import events as ev
+from memsieve.settings import Settings
+from memsieve.store.postgres import InboxEvent, Outcome, Pending, Store
+from pydantic import ValidationError
+
+log = logging.getLogger("memsieve.pipeline")
+decisions_log = logging.getLogger("memsieve.decision")
+
+
+@dataclass
+class Accepted:
+    event_id: str
+    namespace: str | None
+    status: str  # pending | rejected | duplicate
+    reason: str | None = None
+    detail: str | None = None
+
+
+@dataclass
+class FlushResult:
+    namespace: str
+    busy: bool = False
+    outcomes: list[Outcome] = field(default_factory=list)
+    dead: list[str] = field(default_factory=list)
+    # Events that failed this round and stay pending (retried later, with backoff).
+    failed: list[str] = field(default_factory=list)
+    lock_lost: bool = False
+
+
+def _canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, default=str, ensure_ascii=False).encode(
+        "utf-8", "surrogatepass"
+    )
+
+
+def _raw_bytes(raw: Any) -> bytes:
+    if isinstance(raw, bytes):
+        return raw
+    if isinstance(raw, str):
+        return raw.encode("utf-8", "surrogatepass")
+    try:
+        return _canonical(raw)
+    except (TypeError, ValueError):
+        return repr(raw).encode("utf-8", "backslashreplace")
+
+
+def _given_event_id(raw: Any) -> str | None:
+    if isinstance(raw, dict):
+        eid = raw.get("event_id")
+        if isinstance(eid, str) and ev.EVENT_ID_RE.match(eid):
+            return eid
+    return None
+
+
+def _given_namespace(raw: Any) -> str | None:
+    if isinstance(raw, dict):
+        ns = raw.get("namespace")
+        if isinstance(ns, str) and ev.NAMESPACE_RE.match(ns):
+            return ns
+    return None
+
+
+def _decode(raw: Any) -> tuple[Any, tuple[str, str] | None]:
+    """(object, None) for an item that validates as an event, else (object, (reason, detail))."""
+    obj = raw
+    if isinstance(raw, (str, bytes)):
+        try:
+            obj = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            return None, ("malformed_json", "not valid JSON")
+    if not isinstance(obj, dict):
+        return obj, ("not_an_event", "expected a JSON object")
+    try:
+        ev.CaptureEvent.model_validate(obj)
+    except ValidationError as exc:
+        return obj, ("invalid", ev.first_error(exc))
+    except RecursionError:
+        return obj, ("invalid", "event: nested too deeply")
+    return obj, None
+
+
+def event_id_for(raw: Any) -> str:
+    """The event id the ledger records for a raw item (producers can compute it too).
+
+    A valid event: its own or its derived id. Anything else: its `event_id` field if that
+    is well-formed, else an id derived from its raw bytes.
+    """
+    obj, err = _decode(raw)
+    if err is None:
+        return ev.CaptureEvent.model_validate(obj).resolved_id()
+    return _given_event_id(obj) or ev.raw_event_id(_raw_bytes(raw))
+
+
+class Pipeline:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store | None = None,
+        redis_client: redis.Redis | None = None,
+        embedder: embedders.Embedder | None = None,
+    ) -> None:
+        self.settings = settings
+        assert settings.database_url and settings.redis_url, "call Settings.resolved() first"
+        self.store = store or Store(settings.database_url)
+        self.redis = redis_client or redis.Redis.from_url(
+            settings.redis_url, socket_timeout=10, socket_connect_timeout=5,
+            health_check_interval=30, retry_on_timeout=True,
+        )  # fmt: skip
+        self._embedder = embedder
+        self.policy = policy.PolicyConfig.load(settings.policy_file, os.environ)
+        self.guards = tuple(guards.default_guards())
+        self._bound = False
+
+    @property
+    def embedder(self) -> embedders.Embedder:
+        if self._embedder is None:
+            self._embedder = embedders.from_settings(self.settings, redis_client=self.redis)
+        return self._embedder
+
+    def ensure_bound(self) -> None:
+        """Refuse to run with an embedder that does not match the store's vectors."""
+        if not self._bound:
+            self.store.bind_embedder(self.embedder.model, self.embedder.dims)
+            self._bound = True
+
+    def threshold_for(self, kind: str) -> float:
+        # MEMSIEVE_THRESHOLD_<KIND> beats MEMSIEVE_THRESHOLD beats the measured table.
+        return thresholds.threshold_for(self.embedder.model, kind)
+
+    # -- stage 1: capture -------------------------------------------------------------
+    def parse(self, raw: Any) -> tuple[InboxEvent, ev.CaptureEvent | None]:
+        """Turn one raw item into an inbox row: pending, or rejected with a reason.
+
+        Never raises on input. A refused item keeps no text that could hold a secret:
+        invalid events keep only their id and the validation message; events refused for
+        a secret keep the redacted text and a fingerprint.
+        """
+        obj, err = _decode(raw)
+        if err is not None:
+            eid = event_id_for(raw)
+            return self._refused(eid, _given_namespace(obj), err[0], err[1]), None
+        event = ev.CaptureEvent.model_validate(obj)
+        eid = event.resolved_id()
+        verdict = policy.evaluate(event, self.policy)
+        row = InboxEvent(
+            event_id=eid,
+            namespace=event.namespace,
+            kind=event.kind.value,
+            heading=event.heading,
+            content=event.content,
+            payload_hash=hashlib.sha256(_canonical(event.model_dump(mode="json"))).hexdigest(),
+            tags=list(event.tags),
+            occurred_at=event.occurred_at,
+            agent=event.source.agent,
+            session=event.source.session,
+            target_memory=event.supersedes,
+        )
+        if not verdict.admitted:
+            row.status, row.reason, row.detail = "rejected", verdict.reason, verdict.detail
+            if verdict.reason == "secret":
+                row.heading = verdict.redacted_heading
+                row.content = verdict.redacted_content
+                row.payload_hash = verdict.fingerprint or row.payload_hash
+                row.tags = []
+                row.agent = row.session = None
+            return row, None
+        return row, event
+
+    @staticmethod
+    def _refused(eid: str, namespace: str | None, reason: str, detail: str) -> InboxEvent:
+        return InboxEvent(
+            event_id=eid, namespace=namespace, kind=None, heading=None, content=None,
+            payload_hash=eid, status="rejected", reason=reason, detail=detail,
+        )  # fmt: skip
+
+    def accept(self, items: Sequence[Any]) -> list[Accepted]:
+        """Validate, filter and persist events; idempotent by event id."""
+        rows = [self.parse(item)[0] for item in items]
+        # One event id twice in one batch: the first wins, like a redelivery.
+        unique: dict[str, InboxEvent] = {}
+        for r in rows:
+            unique.setdefault(r.event_id, r)
+        new = set(self.store.insert_events(list(unique.values())))
+        out = []
+        for r in rows:
+            status = r.status if r.event_id in new else "duplicate"
+            out.append(Accepted(r.event_id, r.namespace, status, r.reason, r.detail))
+            if r.status == "rejected" and r.event_id in new:
+                metrics.refused(r.reason)
+                decisions_log.info(
+                    "rejected",
+                    extra={"event_id": r.event_id, "namespace": r.namespace,
+                           "decision": "rejected", "reason": r.reason},
+                )  # fmt: skip
+            new.discard(r.event_id)
+        return out
+
+    # -- stages 2-4: embed, lock, gate, write -------------------------------------------
+    def flush(self, namespace: str, wait: float = 0.0) -> FlushResult:
+        """Drain pending events of one namespace. Returns busy=True if another worker holds it."""
+        self.ensure_bound()
+        result = FlushResult(namespace)
+        lock = NamespaceLock(self.redis, namespace, ttl=self.settings.lock_ttl)
+        waited = time.monotonic()
+        acquired = lock.acquire(wait=wait)
+        metrics.lock_waited(time.monotonic() - waited, acquired)
+        if not acquired:
+            result.busy = True
+            return result
+        try:
+            # Stop draining once the lock is lost (we were paused past its TTL): another
+            # worker owns the namespace now. Correctness never depended on the lock (the
+            # advisory lock and the pending re-check in write_batch guard each write).
+            while not lock.lost:
+                pending = self.store.claim_pending(
+                    namespace, self.settings.batch_size, exclude=result.failed
+                )
+                if not pending:
+                    break
+                pending = self._bury_crashers(namespace, pending, result)
+                # An event that failed before, or whose flushes died with it twice, is
+                # retried alone: a poison event must not keep failing (and using up the
+                # attempts of) the events batched with it. One crash is usually not the
+                # event's fault (a deploy, the OOM killer): the batch is retried whole.
+                alone = self._alone_after
+                for p in [p for p in pending if p.attempts > 0 or p.claims >= alone]:
+                    try:
+                        self._claimed(namespace, [p], result)
+                    except errors.TransientError as exc:
+                        if p.event_id not in result.dead:
+                            result.failed.append(p.event_id)
+                        log.warning("event %s failed again (%s); retried later", p.event_id, exc)
+                fresh = [p for p in pending if p.attempts == 0 and p.claims < alone]
+                if fresh:
+                    self._claimed(namespace, fresh, result)
+        finally:
+            lock.release()
+            result.lock_lost = lock.lost
+        return result
+
+    @property
+    def _alone_after(self) -> int:
+        """Unfinished claims after which an event is retried on its own: 2, so that its
+        batch-mates (claimed at most twice with it) stay below MEMSIEVE_MAX_ATTEMPTS."""
+        return max(1, min(2, self.settings.max_attempts - 1))
+
+    def _bury_crashers(
+        self, namespace: str, pending: list[Pending], result: FlushResult
+    ) -> list[Pending]:
+        """Events whose flushes died with them MEMSIEVE_MAX_ATTEMPTS times go dead."""
+        keep = []
+        for p in pending:
+            if p.claims < self.settings.max_attempts:
+                keep.append(p)
+                continue
+            detail = (
+                f"taken {p.claims} times by flushes that never finished: a worker process "
+                "died while handling it"
+            )
+            if self.store.mark_dead(p.event_id, "worker_lost", detail):
+                metrics.decided("dead", p.kind)
+                result.dead.append(p.event_id)
+                decisions_log.info(
+                    "dead",
+                    extra={"event_id": p.event_id, "namespace": namespace,
+                           "decision": "dead", "reason": "worker_lost"},
+                )  # fmt: skip
+        return keep
+
+    def _claimed(self, namespace: str, pending: list[Pending], result: FlushResult) -> None:
+        """Process a batch with its claim recorded until the batch ends in an orderly way
+        (a process killed meanwhile leaves the claim behind, which is how a crash is seen)."""
+        ids = [p.event_id for p in pending]
+        self.store.set_claimed(ids, True)
+        try:
+            self._process(namespace, pending, result)
+        finally:
+            try:
+                self.store.set_claimed(ids, False)
+            except psycopg.Error as exc:  # the store is down: the original error says why
+                log.warning("could not clear the claim on %d events: %s", len(ids), type(exc).__name__)
+
+    def _process(self, namespace: str, pending: list[Pending], result: FlushResult) -> None:
+        emb = self.embedder
+        items = [(p.content_hash, ev.memory_text(p.heading, p.content)) for p in pending]
+        faults.pause("embed", namespace, len(pending))
+        try:
+            outcomes = embed.embed_items(emb, self.store, items)
+        except batching.EmbedderRefused as exc:
+            # Key, quota or model trouble is the operator's to fix: every event stays
+            # pending (nothing is dead-lettered for it) and the flush retries with backoff.
+            log.error("embedder refused (%s): %s; events stay pending", exc.reason, exc)
+            raise errors.TransientError(f"embedder refused: {exc.reason}") from exc
+        ready: list[tuple[Pending, list[float]]] = []
+        unavailable: list[str] = []
+        refused = 0
+        retry_after: float | None = None
+        for p, v in zip(pending, outcomes, strict=True):
+            if not isinstance(v, embed.EmbedFailure):
+                ready.append((p, v))
+            elif v.permanent:
+                refused += 1
+                if self.store.mark_dead(p.event_id, v.reason, v.message[:500]):
+                    metrics.decided("dead", p.kind)
+                    result.dead.append(p.event_id)
+                    decisions_log.info(
+                        "dead",
+                        extra={"event_id": p.event_id, "namespace": namespace,
+                               "decision": "dead", "reason": v.reason},
+                    )  # fmt: skip
+            else:
+                retry_after = max(retry_after or 0.0, v.retry_after or 0.0) or None
+                if v.reason != batching.NOT_ATTEMPTED:
+                    unavailable.append(p.event_id)
+        if ready:
+            self._write_ready(namespace, ready, result)
+        if len(ready) + refused < len(pending):
+            dead = self.store.fail_attempt(
+                unavailable, "embedding provider unavailable", self.settings.max_attempts
+            )
+            result.dead.extend(dead)
+            metrics.died(dead)
+            raise errors.TransientError("embedding provider unavailable", retry_after=retry_after)
+
+    def _write_ready(
+        self, namespace: str, ready: list[tuple[Pending, list[float]]], result: FlushResult
+    ) -> None:
+        started = time.monotonic()
+        outcomes = self._write(namespace, ready, result)
+        metrics.wrote(time.monotonic() - started, True)
+        metrics.outcomes(outcomes, metrics.kinds_of([p for p, _ in ready]))
+        log.debug("wrote %d events in %.1f ms", len(outcomes), (time.monotonic() - started) * 1e3)
+        for o in outcomes:
+            if o.decision != "skipped":
+                decisions_log.info(
+                    o.decision,
+                    extra={"event_id": o.event_id, "namespace": namespace, "decision": o.decision,
+                           "memory_id": o.memory_id, "supersedes": o.supersedes,
+                           "distance": o.distance},
+                )  # fmt: skip
+        result.outcomes.extend(outcomes)
+
+    def _write(
+        self, namespace: str, ready: list[tuple[Pending, list[float]]], result: FlushResult
+    ) -> list[Outcome]:
+        emb = self.embedder
+        try:
+            return self.store.write_batch(
+                namespace, ready, emb.model, emb.dims, self.threshold_for, self.guards
+            )
+        except (psycopg.OperationalError, errors.TransientError):
+            raise
+        except psycopg.Error as exc:
+            if len(ready) > 1:
+                # A data error rolled back the batch: write one by one to isolate it.
+                log.warning("batch write failed (%s); isolating", type(exc).__name__)
+                outcomes: list[Outcome] = []
+                for item in ready:
+                    outcomes.extend(self._write(namespace, [item], result))
+                return outcomes
+            ev_id = ready[0][0].event_id
+            dead = self.store.fail_attempt(
+                [ev_id], f"write failed: {type(exc).__name__}: {str(exc)[:300]}",
+                self.settings.max_attempts,
+            )  # fmt: skip
+            result.dead.extend(dead)
+            metrics.died(dead)
+            if not dead:
+                raise errors.TransientError(f"write of {ev_id} failed; will retry") from exc
+            return []
+
+    # -- synchronous write (no queue) ------------------------------------------------------
+    def write_now(self, raw: Any) -> dict[str, Any]:
+        """Accept one event and write it through the gate at once; returns its outcome."""
+        accepted = self.accept([raw])[0]
+        if accepted.status == "pending" or (accepted.status == "duplicate" and accepted.namespace):
+            assert accepted.namespace is not None
+            self.flush(accepted.namespace, wait=30.0)
+        row = self.store.get_event(accepted.event_id) or {}
+        return {
+            "event_id": accepted.event_id,
+            "decision": row.get("decision") or row.get("status"),
+            "memory_id": str(row["memory_id"]) if row.get("memory_id") else None,
+            "supersedes": str(row["supersedes"]) if row.get("supersedes") else None,
+            "distance": row.get("distance"),
+            "reason": row.get("reason"),
+        }

@@ -1,0 +1,459 @@
+"""Text analysis for the dedupe guards: the salient terms an embedding barely sees.
+
+Pure and cached: `analyse(text)` tokenises once and returns frozen sets of the terms each
+guard compares (numbers, identifiers, dates, named entities, contrast terms, negation,
+content-word order). Nothing here decides anything; `memsieve.gate.guards` does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+# A token: a URL, or a run of non-space characters (trimmed of surrounding punctuation later).
+_TOKEN = re.compile(r"https?://\S+|\S+")
+_TRIM = "()[]{}<>,;:!?\"'`*“”‘’«»"
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
+_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
+_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]{2,}")
+_HEXISH = re.compile(r"^[0-9a-f]{7,40}$")
+_SENTENCE_END = re.compile(r"[.!?:]$")
+
+NUMBER_WORDS = {
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "ten": "10",
+    "eleven": "11",
+    "twelve": "12",
+    "twenty": "20",
+    "thirty": "30",
+    "forty": "40",
+    "fifty": "50",
+    "hundred": "100",
+    "thousand": "1000",
+    "twice": "2",
+    "thrice": "3",
+}
+
+_MONTHS = (
+    "january february march april june july august september october november december"
+).split()
+_MONTH_ABBR = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
+_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+# "may" is a modal verb: only a capitalised, non-initial "May" counts as the month.
+DATE_WORDS = set(_MONTHS) | set(_WEEKDAYS) | {"weekend", "weekday", "midnight", "noon"}
+
+NEGATORS = {
+    "not",
+    "no",
+    "never",
+    "cannot",
+    "nor",
+    "none",
+    "nothing",
+    "neither",
+    "nobody",
+    "without",
+    "nowhere",
+}
+
+# Groups of mutually exclusive values: two texts naming different members of one group
+# state different facts, however close their vectors are.
+CONTRAST_GROUPS: tuple[frozenset[str], ...] = tuple(
+    frozenset(g.split())
+    for g in (
+        "kebabcase snakecase camelcase pascalcase screamingsnakecase",
+        "tabs spaces",
+        "true false",
+        "enabled disabled enable disable on off",
+        "before after",
+        "always never sometimes",
+        "sync async synchronous asynchronous synchronously asynchronously",
+        "ascending descending asc desc",
+        "staging production prod dev development qa preview",
+        "debug info warning warn error critical",
+        "get post put patch delete head",
+        "left right",
+        "upper lower uppercase lowercase",
+        "min max minimum maximum",
+        "first last",
+        "increase decrease raise lower increased decreased",
+        "allow deny allowed denied allowlist denylist",
+        "include exclude included excluded",
+        "single double",
+        "ssh https http",
+        "read write readonly",
+        "client server",
+        "public private internal",
+        "major minor",
+        "inner outer",
+        "local remote",
+        "merge rebase squash",
+        "main master develop trunk",
+        "npm yarn pnpm bun",
+        "pip poetry uv pipenv conda",
+        "postgres postgresql mysql sqlite mariadb mongodb oracle",
+        "redis memcached rabbitmq kafka",
+        "docker podman",
+        "jest vitest mocha pytest unittest",
+        "linux macos windows",
+        "aws gcp azure",
+        "seconds minutes hours days weeks months",
+        "ms milliseconds s sec secs",
+        "kb mb gb tb",
+        "utc local",
+        "json yaml toml xml csv",
+        "python javascript typescript go rust java ruby",
+        "morning afternoon evening night",
+        "daily weekly monthly hourly nightly",
+        "required optional",
+        "older newer",
+        "higher lower",
+        "more less fewer",
+        "faster slower",
+        "succeeds fails passes",
+        "inside outside",
+        "start end finish",
+        "north south east west",
+        "northern southern eastern western northeast northwest southeast southwest",
+        "maternal paternal",
+        "father mother",
+        "brother sister",
+        "son daughter",
+        "husband wife",
+        "older younger elder",
+        "male female men women",
+        "born died",
+        "won lost win lose",
+        "home away",
+        "open closed",
+        "import export",
+        "input output",
+        "upstream downstream",
+        "source target destination",
+        "parent child",
+        "new old",
+        "previous next current",
+        "early late earlier later",
+        "add remove",
+        "create delete",
+        "install uninstall",
+        "push pull",
+        "request response",
+        "primary replica secondary",
+        "senior junior",
+        "top bottom",
+        "above below",
+        "high low",
+        "small large big",
+        "long short",
+        "wide narrow",
+        "full empty partial",
+        "same different",
+        "internal external",
+        "vertical horizontal",
+        "odd even",
+        "positive negative",
+        "success failure",
+        "valid invalid",
+        "online offline",
+        "ingress egress",
+        "inbound outbound",
+        "encrypt decrypt",
+        "serialize deserialize",
+        "lazy eager",
+        "global local",
+        "blocking nonblocking",
+        "mutable immutable",
+    )
+)
+_CONTRAST_INDEX: dict[str, int] = {}
+for _i, _group in enumerate(CONTRAST_GROUPS):
+    for _term in _group:
+        _CONTRAST_INDEX.setdefault(_term, _i)
+
+# Function words that carry roles ("from X to Y", "X before Y"): kept for the order check.
+ROLE_WORDS = frozenset("from to into onto by before after than over under".split())
+
+# Function words: ignored by the order check and never taken for named entities.
+STOPWORDS = frozenset(
+    """a an the and or but if then else when while of in on at to for from by with as is are
+    was were be been being it its this that these those there here we our you your they their
+    he his she her him them i me my do does did done has have had having will would shall should
+    can could may might must so than too very also just only not no into onto over under up down
+    out about after before again all any both each few more most other some such own same which
+    who whom whose what where why how one ones s t re ve ll d""".split()
+)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The salient terms of one text, normalised for comparison."""
+
+    numbers: frozenset[str]
+    identifiers: frozenset[str]
+    compounds: frozenset[str]
+    dates: frozenset[str]
+    entities: frozenset[str]
+    contrasts: frozenset[tuple[int, str]]
+    negated: bool
+    # Everything a term from the other text may match: words, joined 2-3 word runs,
+    # identifiers, numbers (all normalised).
+    vocabulary: frozenset[str]
+    # Lower-cased content words in order, for the swapped-roles check.
+    content_words: tuple[str, ...]
+    # Names, numbers and identifiers in order of appearance (the roles a swap exchanges).
+    anchors: tuple[str, ...] = ()
+    # Content words and role words ("from", "to", "before") in order.
+    words: tuple[str, ...] = ()
+
+
+def norm_word(word: str) -> str:
+    """Lower-case, drop a possessive 's and '-', '_', apostrophes: kebab-case == kebab case."""
+    return re.sub(r"[-_'’]", "", re.sub(r"['’]s$", "", word.lower()))
+
+
+def _is_identifier(tok: str) -> bool:
+    """Code-like: digits with letters, paths, dotted names, #refs, snake/kebab/camel, ALLCAPS."""
+    if len(tok) < 2:
+        return False
+    if any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok):
+        return True
+    if any(c in tok for c in "/\\#@=$~") or "::" in tok:
+        return True
+    if "." in tok.strip("."):
+        left, _, right = tok.strip(".").rpartition(".")
+        # "e.g", "U.S" are abbreviations; "app.py", "os.path", "v1.2" are identifiers.
+        return len(left) > 1 and len(right) >= 1 and not (len(left) == 1 and len(right) == 1)
+    if re.search(r"\w:\w", tok):
+        return True  # app:stable, host:port
+    # snake_case and camelCase are code; ALLCAPS words ("DB", "CI") are abbreviations and
+    # kebab-case words ("web-frontend", "hand-edit") compounds: other guards see those.
+    return "_" in tok or bool(_CAMEL.search(tok))
+
+
+def _is_compound(tok: str) -> bool:
+    """A hyphenated word: an id like web-frontend, or prose like hand-edit."""
+    return "-" in tok.strip("-") and any(c.isalpha() for c in tok) and not _is_identifier(tok)
+
+
+@lru_cache(maxsize=131072)
+def stem(word: str) -> str:
+    """A crude suffix fold (loads, loading, loaded -> load) for matching, never for display."""
+    for suffix in ("ing", "ed", "es", "s", "ly"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def _norm_identifier(tok: str) -> str:
+    """Code-ish tokens keep their separators (user_id.py != user-id.py); compound words lose them."""
+    low = tok.lower().rstrip(".")
+    if any(c in low for c in "./\\#@=:$~") or any(c.isdigit() for c in low):
+        return low
+    return norm_word(low)
+
+
+def _norm_number(raw: str) -> str:
+    # 1,000 == 1000; 1.2.3 stays a version; a trailing sentence dot is not a decimal point.
+    raw = raw.rstrip(".,")
+    if re.fullmatch(r"\d{1,3}(,\d{3})+", raw):
+        raw = raw.replace(",", "")
+    return raw
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One word of a token, with everything about it that does not depend on its position."""
+
+    part: str
+    w: str
+    negator: bool
+    number: str | None  # NUMBER_WORDS value
+    date: str | None  # a date word, or a lower-case month abbreviation's month
+    may: bool  # "May": a month only inside a sentence
+    contrast: tuple[int, str] | None
+    content: bool
+    anchor: bool  # capitalised, not a stopword, longer than one letter
+    entity: bool  # ... and not a date word: a name unless it starts a sentence
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    """One whitespace token's analysis, independent of where the sentence starts."""
+
+    tok: str
+    numbers: tuple[str, ...]
+    identifier: str | None
+    identifier_anchor: bool
+    compound: str | None
+    negated: bool
+    parts: tuple[_Part, ...]
+
+
+def _word(part: str) -> _Part | None:
+    w = norm_word(part)
+    if not w:
+        return None
+    singular = w[:-1] if w.endswith("s") and w[:-1] in DATE_WORDS else w
+    if singular in DATE_WORDS:
+        date: str | None = singular
+    elif part in _MONTH_ABBR:
+        date = _MONTH_ABBR.get(part.lower(), "may")
+    else:
+        date = None
+    upper = part[0].isupper() and w not in STOPWORDS and len(w) > 1
+    return _Part(
+        part=part,
+        w=w,
+        negator=w in NEGATORS,
+        number=NUMBER_WORDS.get(w),
+        date=date,
+        may=date is None and part == "May",
+        contrast=(_CONTRAST_INDEX[w], w) if w in _CONTRAST_INDEX else None,
+        content=w not in STOPWORDS and not w.isdigit(),
+        anchor=upper,
+        entity=upper and singular not in DATE_WORDS,
+    )
+
+
+@lru_cache(maxsize=65536)
+def _token(raw: str) -> tuple[_Token | None, bool]:
+    """(the token's analysis or None if nothing is left after trimming, ends a sentence)."""
+    tok = raw.strip(_TRIM)
+    ends_sentence = bool(_SENTENCE_END.search(raw.rstrip(")\"'”’")))
+    if tok.endswith(".") and not _is_identifier(tok.rstrip(".")):
+        tok = tok.rstrip(".")
+    elif tok.endswith(".") and tok.count(".") == 1:
+        tok = tok[:-1]
+    if not tok:
+        return None, ends_sentence
+    low = tok.lower()
+    numbers = tuple(_norm_number(num) for num in _NUMBER.findall(tok))
+    ident: str | None = None
+    compound: str | None = None
+    if _is_identifier(tok):
+        ident = _norm_identifier(tok)
+    elif _is_compound(tok):
+        compound = norm_word(tok)
+    parts = tuple(p for p in map(_word, _WORD.findall(tok)) if p is not None)
+    return (
+        _Token(
+            tok=tok,
+            numbers=numbers,
+            identifier=ident,
+            identifier_anchor=ident is not None and not any(c.isdigit() for c in tok),
+            compound=compound,
+            negated=low.endswith("n't") or low.endswith("n’t"),
+            parts=parts,
+        ),
+        ends_sentence,
+    )
+
+
+@lru_cache(maxsize=8192)
+def analyse(text: str) -> Analysis:
+    """Tokenise `text` once and extract every class of salient term (cached, pure).
+
+    Each token's position-independent analysis is cached too (`_token`): texts of one
+    namespace share most of their words.
+    """
+    numbers: set[str] = set()
+    identifiers: set[str] = set()
+    compounds: set[str] = set()
+    dates: set[str] = set()
+    entities: set[str] = set()
+    contrasts: set[tuple[int, str]] = set()
+    vocab: set[str] = set()
+    words: list[str] = []
+    content: list[str] = []
+    anchors: list[str] = []
+    negated = False
+    sentence_start = True
+
+    for raw in _TOKEN.findall(text):
+        t, ends_sentence = _token(raw)
+        if t is None:
+            sentence_start = sentence_start or ends_sentence
+            continue
+        for num in t.numbers:
+            numbers.add(num)
+            anchors.append(num)
+        if t.identifier is not None:
+            identifiers.add(t.identifier)
+            vocab.add(t.identifier)
+            if t.identifier_anchor:
+                anchors.append(t.identifier)
+        elif t.compound is not None:
+            compounds.add(t.compound)
+        if t.negated:
+            negated = True
+        for p in t.parts:
+            w = p.w
+            words.append(w)
+            vocab.add(w)
+            if p.negator:
+                negated = True
+            if p.number is not None:
+                numbers.add(p.number)
+            if p.date is not None:
+                dates.add(p.date)
+            elif p.may and not sentence_start:
+                dates.add("may")
+            if p.contrast is not None:
+                contrasts.add(p.contrast)
+            if p.content:
+                content.append(w)
+            if p.anchor:
+                anchors.append(w)
+            # A capitalised word inside a sentence is taken for a name (Missouri, Redis).
+            if p.entity and not sentence_start:
+                entities.add(w)
+        sentence_start = ends_sentence
+
+    # Joined runs let "kebab case" match "kebab-case" and "Pull Request" match "pullrequest".
+    n = len(words)
+    for i in range(n):
+        vocab.add(words[i] + words[i + 1] if i + 1 < n else words[i])
+        if i + 2 < n:
+            vocab.add(words[i] + words[i + 1] + words[i + 2])
+        # Naive plural folding: "fridays" ~ "friday", "ports" ~ "port".
+        if words[i].endswith("s") and len(words[i]) > 3:
+            vocab.add(words[i][:-1])
+    vocab |= {stem(w) for w in vocab}
+    vocab |= numbers
+    return Analysis(
+        numbers=frozenset(numbers),
+        identifiers=frozenset(identifiers),
+        compounds=frozenset(compounds),
+        dates=frozenset(dates),
+        entities=frozenset(entities),
+        contrasts=frozenset(contrasts),
+        negated=negated,
+        vocabulary=frozenset(vocab),
+        content_words=tuple(content),
+        anchors=tuple(anchors),
+        words=tuple(words),
+    )
+
+
+def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
+    """Terms of one text that the other text never mentions (sorted, for stable details)."""
+    out = []
+    for t in terms:
+        if t in other.vocabulary:
+            continue
+        if stem(t) in other.vocabulary:
+            continue
+        # "#260" == "PR 260", "v1.2" == "1.2".
+        if t[:1] in "#v" and t[1:] in other.vocabulary:
+            continue
+        out.append(t)
+    return sorted(out)

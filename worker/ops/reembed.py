@@ -1,0 +1,151 @@
+"""Move a store to a new embedder without a moment where recall mixes vector spaces.
+
+1. **Stage** (resumable, writers keep running): every memory, live or not (a revert can
+   bring an old row back), is embedded with the new embedder in batches into
+   `reembed_staging` (migration 060). A row already staged for the target is skipped, so
+   an interrupted run picks up where it stopped; the embedding cache means re-running
+   costs no API call either.
+2. **Cut over** (one short transaction): lock the `store_meta` embedder row FOR UPDATE —
+   every write transaction holds it FOR SHARE (see `Store.check_embedder_in_tx`), so
+   in-flight writes finish first and new ones wait — embed the few rows written since
+   staging, swap every row's vector, model and dims from the staging table, and rebind
+   the store. Before the commit every reader sees only the old space, after it only the
+   new one; a worker still on the old embedder then refuses to write (EmbedderMismatch)
+   and its events wait, pending, for a worker with the new one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import psycopg
+from memsieve import errors
+from memsieve.embedders.base import Embedder
+from memsieve.flow import embed
+from memsieve.schemas.events import memory_text
+from memsieve.store.postgres import Store
+
+log = logging.getLogger("memsieve.reembed")
+
+
+@dataclass
+class ReembedResult:
+    source: str | None
+    target: str
+    total: int
+    staged_now: int
+    already_staged: int
+    stragglers: int
+    dead_inputs: int
+    switched: bool
+
+
+def _pending_rows(
+    conn: psycopg.Connection, model: str, limit: int, skip: set[str] | None = None
+) -> list[tuple[str, str, str, str]]:
+    return conn.execute(
+        "SELECT m.id::text, m.heading, m.content, m.content_hash FROM memories m"
+        " WHERE NOT EXISTS (SELECT 1 FROM reembed_staging s"
+        "                   WHERE s.memory_id = m.id AND s.model = %s)"
+        " AND NOT (m.id::text = ANY(%s)) ORDER BY m.id LIMIT %s",
+        (model, sorted(skip or ()), limit),
+    ).fetchall()
+
+
+def _stage(conn: psycopg.Connection, embedder: Embedder, store: Store,
+           rows: list[tuple[str, str, str, str]]) -> tuple[int, list[str]]:  # fmt: skip
+    """Embed `rows` with the new embedder and stage them. Returns (staged, refused ids)."""
+    items = [(h, memory_text(head, content)) for _, head, content, h in rows]
+    outcomes = embed.embed_items(embedder, store, items)
+    staged, refused = [], []
+    for (mid, *_), out in zip(rows, outcomes, strict=True):
+        if isinstance(out, embed.EmbedFailure):
+            if not out.permanent:
+                raise errors.TransientError(f"embedding provider unavailable: {out.message}")
+            refused.append(mid)
+            log.error("memory %s cannot be embedded by %s: %s", mid, embedder.model, out.reason)
+            continue
+        staged.append((mid, embedder.model, embedder.dims, np.asarray(out, dtype=np.float32)))
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO reembed_staging (memory_id, model, dims, embedding) VALUES (%s,%s,%s,%s)"
+            " ON CONFLICT (memory_id, model) DO NOTHING",
+            staged,
+        )
+    return len(staged), refused
+
+
+def reembed(
+    store: Store,
+    embedder: Embedder,
+    batch_size: int = 256,
+    progress: Callable[[int, int], None] | None = None,
+) -> ReembedResult:
+    """Re-embed every memory with `embedder` and switch the store to it atomically."""
+    bound = store.bound_embedder()
+    source = bound["model"] if bound else None
+    with psycopg.connect(store.url, autocommit=True) as conn:
+        from pgvector.psycopg import register_vector
+
+        register_vector(conn)
+        total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]  # type: ignore[index]
+        already = conn.execute(
+            "SELECT count(*) FROM reembed_staging s JOIN memories m ON m.id = s.memory_id"
+            " WHERE s.model = %s",
+            (embedder.model,),
+        ).fetchone()[0]  # type: ignore[index]
+        done, refused_ids = already, set[str]()
+        if progress:
+            progress(done, total)
+        while True:
+            # Refused rows are skipped for the rest of this run (retried by the next one).
+            rows = _pending_rows(conn, embedder.model, batch_size, refused_ids)
+            if not rows:
+                break
+            staged, refused = _stage(conn, embedder, store, rows)
+            done += staged
+            refused_ids.update(refused)
+            if progress:
+                progress(done, total)
+        dead = len(refused_ids)
+        if dead:
+            raise errors.PermanentError(
+                f"{dead} memories could not be embedded by {embedder.model}; the store was "
+                "not switched (see the log for their ids)"
+            )
+        stragglers = _cut_over(conn, store, embedder)
+    log.info("store moved from %s to %s (%d memories)", source, embedder.model, total)
+    return ReembedResult(source, embedder.model, total, done - already, already, stragglers, dead, True)
+
+
+def _cut_over(conn: psycopg.Connection, store: Store, embedder: Embedder) -> int:
+    with conn.transaction():
+        # Waits for every write transaction in flight (they hold this row FOR SHARE) and
+        # holds new ones until the switch is committed.
+        conn.execute("SELECT value FROM store_meta WHERE key = 'embedder' FOR UPDATE")
+        stragglers = 0
+        while True:
+            rows = _pending_rows(conn, embedder.model, 256)
+            if not rows:
+                break
+            staged, refused = _stage(conn, embedder, store, rows)
+            if refused:
+                raise errors.PermanentError("a memory written during the move cannot be embedded")
+            stragglers += staged
+        conn.execute(
+            "UPDATE memories m SET embedding = s.embedding, embedding_model = s.model,"
+            " embedding_dims = s.dims FROM reembed_staging s"
+            " WHERE s.memory_id = m.id AND s.model = %s",
+            (embedder.model,),
+        )
+        conn.execute(
+            "INSERT INTO store_meta (key, value) VALUES ('embedder', %s)"
+            " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            (json.dumps({"model": embedder.model, "dims": embedder.dims}),),
+        )
+        conn.execute("DELETE FROM reembed_staging WHERE model = %s", (embedder.model,))
+    return stragglers
