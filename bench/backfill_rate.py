@@ -33,21 +33,34 @@ def _memsieve(*args: str) -> list[str]:
 def run(embedder: str, retros: Path, concurrency: int) -> dict[str, object]:
     home = Path(tempfile.mkdtemp(prefix=f"memsieve-bench-{embedder}-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSIEVE_")}
-    env.update(MEMSIEVE_HOME=str(home), MEMSIEVE_EMBEDDER=embedder, MEMSIEVE_METRICS_PORT="0",
-               MEMSIEVE_LOG_LEVEL="WARNING", PYTHONUNBUFFERED="1")  # fmt: skip
+    env.update(
+        MEMSIEVE_HOME=str(home),
+        MEMSIEVE_EMBEDDER=embedder,
+        MEMSIEVE_METRICS_PORT="0",
+        MEMSIEVE_LOG_LEVEL="WARNING",
+        PYTHONUNBUFFERED="1",
+    )
     subprocess.run(_memsieve("migrate"), env=env, cwd=ROOT, check=True, capture_output=True)
     log = open(home / "worker.log", "wb")
     worker = subprocess.Popen(
-        _memsieve("worker", f"--concurrency={concurrency}"), env=env, cwd=ROOT,
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        _memsieve("worker", f"--concurrency={concurrency}"),
+        env=env,
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         time.sleep(3)  # worker start-up is not part of the rate
         started = time.perf_counter()
         p = subprocess.run(
             _memsieve("backfill", str(retros), "--namespace", "bench", "--json", "--no-progress"),
-            env=env, cwd=ROOT, capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         elapsed = time.perf_counter() - started
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
@@ -55,8 +68,12 @@ def run(embedder: str, retros: Path, concurrency: int) -> dict[str, object]:
         log.close()
         subprocess.run(_memsieve("down"), env=env, cwd=ROOT, capture_output=True)
     summary = json.loads(p.stdout.strip().splitlines()[-1])
-    return {"embedder": embedder, "seconds": round(elapsed, 1),
-            "events_per_s": round(summary["events"] / elapsed, 1), "summary": summary}  # fmt: skip
+    return {
+        "embedder": embedder,
+        "seconds": round(elapsed, 1),
+        "events_per_s": round(summary["events"] / elapsed, 1),
+        "summary": summary,
+    }
 
 
 def main() -> None:

@@ -58,11 +58,35 @@ def load(db: str, vecs: np.ndarray, ns: np.ndarray) -> list[str]:
                 "COPY memories (id, namespace, kind, heading, content, content_hash, embedding,"
                 " embedding_model, embedding_dims, event_id) FROM STDIN (FORMAT BINARY)"
             ) as cp:
-                cp.set_types(["uuid", "text", "text", "text", "text", "text", "vector", "text",
-                              "int4", "text"])  # fmt: skip
+                cp.set_types(
+                    [
+                        "uuid",
+                        "text",
+                        "text",
+                        "text",
+                        "text",
+                        "text",
+                        "vector",
+                        "text",
+                        "int4",
+                        "text",
+                    ]
+                )
                 for i, (v, n) in enumerate(zip(vecs, ns, strict=True)):
-                    cp.write_row((uuid.UUID(ids[i]), f"ns-{n:02d}", "pattern", f"h{i}", f"c{i}", f"hash{i}",
-                                  v, "bench", DIMS, f"e{i}"))  # fmt: skip
+                    cp.write_row(
+                        (
+                            uuid.UUID(ids[i]),
+                            f"ns-{n:02d}",
+                            "pattern",
+                            f"h{i}",
+                            f"c{i}",
+                            f"hash{i}",
+                            v,
+                            "bench",
+                            DIMS,
+                            f"e{i}",
+                        )
+                    )
             cur.execute("ALTER TABLE memories ENABLE TRIGGER USER")
         conn.execute("ANALYZE memories")
     return ids
@@ -83,8 +107,12 @@ SQL_HNSW_ITER = (
 )
 
 
-def time_sql(conn: psycopg.Connection, sql: str, probes: list[tuple[str, np.ndarray]],
-             iter_scan: bool = False) -> tuple[list[float], list[list[str]]]:  # fmt: skip
+def time_sql(
+    conn: psycopg.Connection,
+    sql: str,
+    probes: list[tuple[str, np.ndarray]],
+    iter_scan: bool = False,
+) -> tuple[list[float], list[list[str]]]:
     lat, got = [], []
     with conn.cursor() as cur:
         for ns, q in probes:
@@ -227,8 +255,9 @@ def run_size(
         )
 
 
-def summarize(runs: list[tuple[list[float], list[list[str]]]], truth: list[list[str]],
-              note: str = "") -> tuple[float, float, float, str]:  # fmt: skip
+def summarize(
+    runs: list[tuple[list[float], list[list[str]]]], truth: list[list[str]], note: str = ""
+) -> tuple[float, float, float, str]:
     p50 = harness.median([harness.pct(lat, 50) for lat, _ in runs])
     p99 = harness.median([harness.pct(lat, 99) for lat, _ in runs])
     return p50, p99, recall(runs[0][1], truth), note

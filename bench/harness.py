@@ -26,8 +26,20 @@ from memsieve.ops.services import EmbeddedPostgres, EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("retro", "correction", "failure", "pattern")
-_TOPICS = ["deploy", "migration", "flaky test", "rate limit", "cache", "lock", "index", "retry",
-           "schema", "queue", "backup", "build"]  # fmt: skip
+_TOPICS = [
+    "deploy",
+    "migration",
+    "flaky test",
+    "rate limit",
+    "cache",
+    "lock",
+    "index",
+    "retry",
+    "schema",
+    "queue",
+    "backup",
+    "build",
+]
 _VERBS = ["broke", "stalled", "needed a rollback", "was fixed by", "regressed after", "sped up"]
 
 
@@ -82,11 +94,21 @@ class Worker:
     def __init__(self, env: dict[str, str], concurrency: int, pool: str = "prefork") -> None:
         self.log = Path(tempfile.mkstemp(prefix="memsieve-bench-worker-", suffix=".log")[1])
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "memsieve.cli.main", "worker", f"--concurrency={concurrency}",
-             f"--pool={pool}", f"--hostname=bench-{uuid.uuid4().hex[:6]}@%h"],
-            env={**env, "MEMSIEVE_LOG_LEVEL": "INFO"}, stdout=self.log.open("ab"),
-            stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "memsieve.cli.main",
+                "worker",
+                f"--concurrency={concurrency}",
+                f"--pool={pool}",
+                f"--hostname=bench-{uuid.uuid4().hex[:6]}@%h",
+            ],
+            env={**env, "MEMSIEVE_LOG_LEVEL": "INFO"},
+            stdout=self.log.open("ab"),
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            start_new_session=True,
+        )
 
     def wait_ready(self, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
@@ -158,15 +180,19 @@ def make_events(
             )
             continue
         topic, verb = rng.choice(_TOPICS), rng.choice(_VERBS)
-        out.append({
-            "event_id": f"{prefix}-{i}", "namespace": ns, "kind": rng.choice(KINDS),
-            "heading": f"The {topic} {verb} on service {rng.randint(1, 400)}",
-            "content": (
-                f"When the {topic} {verb} during release {rng.randint(1, 9999)}, the fix was to "
-                f"check the {rng.choice(_TOPICS)} settings of cluster {rng.randint(1, 300)} first; "
-                f"next time pin the {rng.choice(_TOPICS)} version before the rollout."
-            ),
-        })  # fmt: skip
+        out.append(
+            {
+                "event_id": f"{prefix}-{i}",
+                "namespace": ns,
+                "kind": rng.choice(KINDS),
+                "heading": f"The {topic} {verb} on service {rng.randint(1, 400)}",
+                "content": (
+                    f"When the {topic} {verb} during release {rng.randint(1, 9999)}, the fix was to "
+                    f"check the {rng.choice(_TOPICS)} settings of cluster {rng.randint(1, 300)} first; "
+                    f"next time pin the {rng.choice(_TOPICS)} version before the rollout."
+                ),
+            }
+        )
     return out
 
 

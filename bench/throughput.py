@@ -39,12 +39,23 @@ def _terminal(conn: psycopg.Connection, n: int) -> bool:
     return row is not None and row[0] >= n and row[1] >= n
 
 
-def run_backfill(svc: harness.Services, events: list[dict[str, Any]], *, per_message: int,
-                 batch_size: int, concurrency: int, latency_ms: float, fresh_samples: int = 0,
-                 ) -> dict[str, Any]:  # fmt: skip
+def run_backfill(
+    svc: harness.Services,
+    events: list[dict[str, Any]],
+    *,
+    per_message: int,
+    batch_size: int,
+    concurrency: int,
+    latency_ms: float,
+    fresh_samples: int = 0,
+) -> dict[str, Any]:
     db = svc.fresh_db()
-    env = svc.env(db, MEMSIEVE_BATCH_SIZE=str(batch_size),
-                  MEMSIEVE_FAKE_EMBED_LATENCY_MS=str(latency_ms), MEMSIEVE_FAKE_EMBED_COUNT="1")  # fmt: skip
+    env = svc.env(
+        db,
+        MEMSIEVE_BATCH_SIZE=str(batch_size),
+        MEMSIEVE_FAKE_EMBED_LATENCY_MS=str(latency_ms),
+        MEMSIEVE_FAKE_EMBED_COUNT="1",
+    )
     worker = harness.Worker(env, concurrency)
     try:
         worker.wait_ready()
@@ -53,8 +64,11 @@ def run_backfill(svc: harness.Services, events: list[dict[str, Any]], *, per_mes
         with psycopg.connect(db, autocommit=True) as conn:
             started = time.monotonic()
             for chunk in harness.chunks(events, per_message):
-                app.send_task(constants.TASK_CAPTURE, args=[chunk if per_message > 1 else chunk[0]],
-                              queue=constants.QUEUE)  # fmt: skip
+                app.send_task(
+                    constants.TASK_CAPTURE,
+                    args=[chunk if per_message > 1 else chunk[0]],
+                    queue=constants.QUEUE,
+                )
             sent = time.monotonic() - started
             while not _terminal(conn, len(events)):
                 time.sleep(0.02)
@@ -71,8 +85,16 @@ def run_backfill(svc: harness.Services, events: list[dict[str, Any]], *, per_mes
         r.close()
     finally:
         worker.stop()
-    return {"elapsed": elapsed, "send": sent, "rate": len(events) / elapsed, "requests": requests,
-            "texts": texts, "statuses": statuses, "rss": rss, "fresh": fresh}  # fmt: skip
+    return {
+        "elapsed": elapsed,
+        "send": sent,
+        "rate": len(events) / elapsed,
+        "requests": requests,
+        "texts": texts,
+        "statuses": statuses,
+        "rss": rss,
+        "fresh": fresh,
+    }
 
 
 def freshness(conn: psycopg.Connection, app: Any, samples: int) -> list[float]:
@@ -81,9 +103,13 @@ def freshness(conn: psycopg.Connection, app: Any, samples: int) -> list[float]:
     for i in range(samples):
         time.sleep(0.3)  # idle between samples
         eid = f"fresh-{i}-{time.monotonic_ns()}"
-        event = {"event_id": eid, "namespace": "bench-fresh", "kind": "retro",
-                 "heading": f"Freshness probe {i} of the write path",
-                 "content": f"Probe {i}: the deploy of service {i} needed the cache flushed first."}  # fmt: skip
+        event = {
+            "event_id": eid,
+            "namespace": "bench-fresh",
+            "kind": "retro",
+            "heading": f"Freshness probe {i} of the write path",
+            "content": f"Probe {i}: the deploy of service {i} needed the cache flushed first.",
+        }
         started = time.monotonic()
         app.send_task(constants.TASK_CAPTURE, args=[event], queue=constants.QUEUE)
         while (
@@ -121,45 +147,76 @@ def main() -> None:
     batched, naive = [], []
     with harness.Services() as svc:
         for rep in range(args.repeats):
-            b = run_backfill(svc, events, per_message=args.per_message, batch_size=args.batch_size,
-                             concurrency=args.concurrency, latency_ms=args.latency_ms,
-                             fresh_samples=args.fresh_samples)  # fmt: skip
+            b = run_backfill(
+                svc,
+                events,
+                per_message=args.per_message,
+                batch_size=args.batch_size,
+                concurrency=args.concurrency,
+                latency_ms=args.latency_ms,
+                fresh_samples=args.fresh_samples,
+            )
             batched.append(b)
-            print(f"[{rep}] batched: {b['rate']:.0f} ev/s in {b['elapsed']:.1f}s (send {b['send']:.1f}s), "
-                  f"{b['requests']} requests, {b['statuses']}, rss {b['rss']}", flush=True)  # fmt: skip
+            print(
+                f"[{rep}] batched: {b['rate']:.0f} ev/s in {b['elapsed']:.1f}s (send {b['send']:.1f}s), "
+                f"{b['requests']} requests, {b['statuses']}, rss {b['rss']}",
+                flush=True,
+            )
             if b["fresh"]:
-                print(f"[{rep}] freshness p50 {harness.pct(b['fresh'], 50)*1e3:.0f} ms "
-                      f"p99 {harness.pct(b['fresh'], 99)*1e3:.0f} ms", flush=True)  # fmt: skip
+                print(
+                    f"[{rep}] freshness p50 {harness.pct(b['fresh'], 50) * 1e3:.0f} ms "
+                    f"p99 {harness.pct(b['fresh'], 99) * 1e3:.0f} ms",
+                    flush=True,
+                )
             if not args.skip_naive:
                 sample = events[: args.naive_events]
-                n = run_backfill(svc, sample, per_message=1, batch_size=1, concurrency=args.concurrency,
-                                 latency_ms=args.latency_ms)  # fmt: skip
+                n = run_backfill(
+                    svc,
+                    sample,
+                    per_message=1,
+                    batch_size=1,
+                    concurrency=args.concurrency,
+                    latency_ms=args.latency_ms,
+                )
                 naive.append(n)
-                print(f"[{rep}] naive: {n['rate']:.1f} ev/s in {n['elapsed']:.1f}s, {n['requests']} requests "
-                      f"for {len(sample)} events, {n['statuses']}", flush=True)  # fmt: skip
+                print(
+                    f"[{rep}] naive: {n['rate']:.1f} ev/s in {n['elapsed']:.1f}s, {n['requests']} requests "
+                    f"for {len(sample)} events, {n['statuses']}",
+                    flush=True,
+                )
 
     med = harness.median
     b_rate = med([b["rate"] for b in batched])
     print()
-    print(f"events {args.events} over {args.namespaces} namespaces, latency {args.latency_ms:.0f} ms/request, "
-          f"concurrency {args.concurrency}, batch {args.batch_size}, repeats {args.repeats} (medians)")  # fmt: skip
-    print(f"| batched backfill | {b_rate:.0f} events/s | {med([b['elapsed'] for b in batched]):.1f} s | "
-          f"{med([b['requests'] for b in batched]):.0f} embedding requests |")  # fmt: skip
+    print(
+        f"events {args.events} over {args.namespaces} namespaces, latency {args.latency_ms:.0f} ms/request, "
+        f"concurrency {args.concurrency}, batch {args.batch_size}, repeats {args.repeats} (medians)"
+    )
+    print(
+        f"| batched backfill | {b_rate:.0f} events/s | {med([b['elapsed'] for b in batched]):.1f} s | "
+        f"{med([b['requests'] for b in batched]):.0f} embedding requests |"
+    )
     if naive:
         n_rate = med([n["rate"] for n in naive])
         per_event = med([n["requests"] / args.naive_events for n in naive])
-        print(f"| naive (one task/request/transaction per event, {args.naive_events} events) | {n_rate:.1f} events/s | "
-              f"{args.events / n_rate:.0f} s projected for {args.events} | {per_event * args.events:.0f} requests projected |")  # fmt: skip
+        print(
+            f"| naive (one task/request/transaction per event, {args.naive_events} events) | {n_rate:.1f} events/s | "
+            f"{args.events / n_rate:.0f} s projected for {args.events} | {per_event * args.events:.0f} requests projected |"
+        )
         print(f"| speed-up (same run) | {b_rate / n_rate:.1f}x | | |")
     fresh = [f for b in batched for f in b["fresh"]]
     if fresh:
-        print(f"| freshness, idle worker ({len(fresh)} events) | p50 {harness.pct(fresh, 50)*1e3:.0f} ms | "
-              f"p99 {harness.pct(fresh, 99)*1e3:.0f} ms | floor: one request = {args.latency_ms:.0f} ms |")  # fmt: skip
+        print(
+            f"| freshness, idle worker ({len(fresh)} events) | p50 {harness.pct(fresh, 50) * 1e3:.0f} ms | "
+            f"p99 {harness.pct(fresh, 99) * 1e3:.0f} ms | floor: one request = {args.latency_ms:.0f} ms |"
+        )
     peaks = [max(b["rss"].values()) for b in batched if b["rss"]]
     totals = [sum(b["rss"].values()) for b in batched if b["rss"]]
     if peaks:
-        print(f"| worker peak RSS | {med(peaks):.0f} MiB largest process | {med(totals):.0f} MiB all "
-              f"{args.concurrency}+1 processes | |")  # fmt: skip
+        print(
+            f"| worker peak RSS | {med(peaks):.0f} MiB largest process | {med(totals):.0f} MiB all "
+            f"{args.concurrency}+1 processes | |"
+        )
 
 
 if __name__ == "__main__":

@@ -130,9 +130,14 @@ class CaptureEvent(BaseModel):
             return self.event_id
         when = self.occurred_at.isoformat() if self.occurred_at else ""
         return derive_event_id(
-            self.namespace, self.kind.value, self.heading, self.content,
-            when, self.source.agent or "", self.source.session or "",
-        )  # fmt: skip
+            self.namespace,
+            self.kind.value,
+            self.heading,
+            self.content,
+            when,
+            self.source.agent or "",
+            self.source.session or "",
+        )
 
 
 def memory_text(heading: str, content: str) -> str:

@@ -8,5 +8,6 @@ scripts/install.sh dev
 . .venv/bin/activate
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 ruff check .
+ruff format --check .
 mypy
 python -m pytest -q -p no:cacheprovider "$@"

@@ -41,7 +41,11 @@ def capture(self: Any, payload: Any) -> dict[str, int]:
     try:
         accepted = pipe.accept(items)
     except (psycopg.OperationalError, psycopg.errors.AdminShutdown, errors.TransientError) as exc:
-        log.warning("capture: store unavailable (%s); retry %d", type(exc).__name__, self.request.retries + 1)
+        log.warning(
+            "capture: store unavailable (%s); retry %d",
+            type(exc).__name__,
+            self.request.retries + 1,
+        )
         raise self.retry(exc=exc, countdown=runtime.backoff(self.request.retries)) from None
     touched = sorted({a.namespace for a in accepted if a.status == "pending" and a.namespace})
     for ns in touched:
@@ -83,7 +87,10 @@ def flush_later(namespace: str, countdown: float = 0.0) -> bool:
     """Queue a flush of `namespace`; False if the broker refused (the sweeper will find it)."""
     try:
         app.send_task(
-            constants.TASK_FLUSH, args=[namespace], queue=constants.QUEUE, countdown=countdown or None
+            constants.TASK_FLUSH,
+            args=[namespace],
+            queue=constants.QUEUE,
+            countdown=countdown or None,
         )
     except (redis.RedisError, OSError, kombu.exceptions.OperationalError) as exc:
         # The sweeper will find the pending events; nothing is lost.

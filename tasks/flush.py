@@ -34,9 +34,19 @@ def flush(self: Any, namespace: Any) -> dict[str, Any]:
         result = pipe.flush(namespace)
     except errors.EmbedderMismatch:
         raise
-    except (errors.TransientError, psycopg.OperationalError, psycopg.errors.AdminShutdown,
-            redis.RedisError) as exc:  # fmt: skip
-        log.warning("flush %s: %s: %s; retry %d", namespace, type(exc).__name__, exc, self.request.retries + 1)
+    except (
+        errors.TransientError,
+        psycopg.OperationalError,
+        psycopg.errors.AdminShutdown,
+        redis.RedisError,
+    ) as exc:
+        log.warning(
+            "flush %s: %s: %s; retry %d",
+            namespace,
+            type(exc).__name__,
+            exc,
+            self.request.retries + 1,
+        )
         raise self.retry(exc=exc, countdown=runtime.backoff(self.request.retries)) from None
     if result.busy:
         # Another worker is draining this namespace. One short retry per namespace at a
@@ -47,8 +57,9 @@ def flush(self: Any, namespace: Any) -> dict[str, Any]:
     if result.lock_lost:
         log.warning(
             "flush %s: the namespace lock expired under this worker (paused past its TTL?);"
-            " stopped draining, another worker owns the namespace now", namespace,
-        )  # fmt: skip
+            " stopped draining, another worker owns the namespace now",
+            namespace,
+        )
     if result.failed:
         # Events that failed again stay pending: try them later, with backoff (the
         # sweeper would find them too). Each failure used up one of their attempts.

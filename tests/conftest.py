@@ -117,20 +117,34 @@ class Workers:
         self.logdir = logdir
         self.procs: list[subprocess.Popen[bytes]] = []
 
-    def start(self, concurrency: int = 2, pool: str = "prefork", extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    def start(
+        self, concurrency: int = 2, pool: str = "prefork", extra_env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
         n = len(self.procs)
         log = open(self.logdir / f"worker-{n}.log", "ab")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "memsieve.cli.main", "worker", f"--concurrency={concurrency}",
-             f"--pool={pool}", f"--hostname=w{n}-{uuid.uuid4().hex[:4]}@%h"],
-            env={**self.env, **(extra_env or {})}, stdout=log, stderr=subprocess.STDOUT,
-            cwd=ROOT, start_new_session=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "memsieve.cli.main",
+                "worker",
+                f"--concurrency={concurrency}",
+                f"--pool={pool}",
+                f"--hostname=w{n}-{uuid.uuid4().hex[:4]}@%h",
+            ],
+            env={**self.env, **(extra_env or {})},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            start_new_session=True,
+        )
         self.procs.append(proc)
         return proc
 
     def logs(self) -> str:
-        return "\n".join(p.read_text(errors="replace") for p in sorted(self.logdir.glob("worker-*.log")))
+        return "\n".join(
+            p.read_text(errors="replace") for p in sorted(self.logdir.glob("worker-*.log"))
+        )
 
     def stop_all(self) -> None:
         for p in self.procs:

@@ -99,7 +99,9 @@ def _sweep_loop(settings: Settings) -> None:
 def _start_sweeper(**_: object) -> None:
     settings = current_settings()
     _sweeper_stop.clear()
-    threading.Thread(target=_sweep_loop, args=(settings,), name="memsieve-sweeper", daemon=True).start()
+    threading.Thread(
+        target=_sweep_loop, args=(settings,), name="memsieve-sweeper", daemon=True
+    ).start()
 
 
 @signals.worker_shutting_down.connect

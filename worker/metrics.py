@@ -36,9 +36,10 @@ _LAT = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 # Every metric has a label so that no value is created at import time: values created after
 # prepare_multiprocess() are the multiprocess kind (see prometheus_client.values).
 DECISIONS = Counter(
-    "memsieve_decisions_total", "Terminal decisions of capture events",
+    "memsieve_decisions_total",
+    "Terminal decisions of capture events",
     ["decision", "kind"],  # inserted | superseded | merged | dead; retro | correction | ...
-)  # fmt: skip
+)
 REFUSALS = Counter("memsieve_refusals_total", "Events refused at capture, by reason", ["reason"])
 EMBED_REQUESTS = Counter(
     "memsieve_embedding_requests_total", "Embedding provider calls", ["model", "outcome"]
@@ -131,8 +132,10 @@ class InboxCollector(Collector):
             "memsieve_inbox_pending", "Pending events in the inbox", labels=["namespace"]
         )
         age = GaugeMetricFamily(
-            "memsieve_inbox_oldest_pending_seconds", "Age of the oldest pending event", labels=["namespace"]
-        )  # fmt: skip
+            "memsieve_inbox_oldest_pending_seconds",
+            "Age of the oldest pending event",
+            labels=["namespace"],
+        )
         up = GaugeMetricFamily("memsieve_inbox_up", "1 if the inbox could be read at this scrape")
         total_depth, oldest = 0, 0.0
         try:

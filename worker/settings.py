@@ -13,9 +13,18 @@ from memsieve.errors import ConfigError
 
 # name -> (default, help). The CLI prints this table in --help.
 SETTINGS_HELP: dict[str, tuple[str, str]] = {
-    "MEMSIEVE_HOME": ("~/.memsieve", "data directory of the embedded services and their state file"),
-    "MEMSIEVE_DATABASE_URL": ("embedded", "PostgreSQL URL (needs pgvector); default: embedded PostgreSQL in MEMSIEVE_HOME"),
-    "MEMSIEVE_REDIS_URL": ("embedded", "Redis URL for namespace locks and rate limits; default: embedded redis-server in MEMSIEVE_HOME"),
+    "MEMSIEVE_HOME": (
+        "~/.memsieve",
+        "data directory of the embedded services and their state file",
+    ),
+    "MEMSIEVE_DATABASE_URL": (
+        "embedded",
+        "PostgreSQL URL (needs pgvector); default: embedded PostgreSQL in MEMSIEVE_HOME",
+    ),
+    "MEMSIEVE_REDIS_URL": (
+        "embedded",
+        "Redis URL for namespace locks and rate limits; default: embedded redis-server in MEMSIEVE_HOME",
+    ),
     "MEMSIEVE_BROKER_URL": ("= MEMSIEVE_REDIS_URL", "Celery broker URL (redis:// or amqp://)"),
     "MEMSIEVE_EMBEDDER": ("openai if OPENAI_API_KEY else local", "openai | local | hashing"),
     "OPENAI_API_KEY": ("", "key for the openai embedder (never logged)"),
@@ -23,26 +32,56 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "MEMSIEVE_OPENAI_MODEL": ("text-embedding-3-small", "embedding model for the openai embedder"),
     "MEMSIEVE_OPENAI_DIMENSIONS": ("1536", "vector dimensions requested from the openai embedder"),
     "MEMSIEVE_HASHING_DIMS": ("384", "dimensions of the hashing test embedder"),
-    "MEMSIEVE_THRESHOLD": ("per embedder and kind", "cosine distance under which a checked candidate is superseded"),
+    "MEMSIEVE_THRESHOLD": (
+        "per embedder and kind",
+        "cosine distance under which a checked candidate is superseded",
+    ),
     "MEMSIEVE_BATCH_SIZE": ("256", "events claimed, embedded and written per flush round"),
-    "MEMSIEVE_LOCK_TTL": ("10", "seconds; Redis namespace lock TTL (renewed every TTL/3 while working)"),
+    "MEMSIEVE_LOCK_TTL": (
+        "10",
+        "seconds; Redis namespace lock TTL (renewed every TTL/3 while working)",
+    ),
     "MEMSIEVE_MAX_ATTEMPTS": ("5", "failed embedding/write attempts before an event goes dead"),
-    "MEMSIEVE_SWEEP_INTERVAL": ("5", "seconds between sweeps for pending events nobody is flushing"),
-    "MEMSIEVE_VISIBILITY_TIMEOUT": ("300", "seconds before the Redis broker redelivers an unacked message"),
+    "MEMSIEVE_SWEEP_INTERVAL": (
+        "5",
+        "seconds between sweeps for pending events nobody is flushing",
+    ),
+    "MEMSIEVE_VISIBILITY_TIMEOUT": (
+        "300",
+        "seconds before the Redis broker redelivers an unacked message",
+    ),
     "MEMSIEVE_CONCURRENCY": ("2", "worker processes started by `memsieve up` / `memsieve worker`"),
     "MEMSIEVE_FLOWER_PORT": ("5555", "Flower port for `memsieve up` (0 disables Flower)"),
-    "MEMSIEVE_FLOWER_BASIC_AUTH": ("", "user:password for Flower; required when Flower binds beyond localhost"),
+    "MEMSIEVE_FLOWER_BASIC_AUTH": (
+        "",
+        "user:password for Flower; required when Flower binds beyond localhost",
+    ),
     "MEMSIEVE_FLOWER_ADDRESS": ("127.0.0.1", "Flower bind address"),
     "MEMSIEVE_METRICS_PORT": ("9464", "Prometheus metrics port of the worker (0 disables)"),
     "MEMSIEVE_METRICS_ADDRESS": ("127.0.0.1", "metrics bind address (0.0.0.0 in a container)"),
     "MEMSIEVE_LOG_FORMAT": ("text", "text | json"),
     "MEMSIEVE_LOG_LEVEL": ("INFO", "DEBUG | INFO | WARNING | ERROR"),
     "MEMSIEVE_POLICY_FILE": ("", "YAML/JSON capture policy settings per namespace"),
-    "MEMSIEVE_STARTUP_WAIT": ("120", "seconds a starting worker waits for the database before giving up"),
-    "MEMSIEVE_EMBED_RPM": ("0", "embedding requests per minute shared by all workers through Redis (0: unlimited)"),
-    "MEMSIEVE_EMBED_TPM": ("0", "embedding tokens per minute shared by all workers through Redis (0: unlimited)"),
-    "MEMSIEVE_GATE_SEARCH": ("memory", "memory (exact, per-worker matrix of a namespace's live vectors) | sql (one query per event)"),
-    "MEMSIEVE_GATE_CACHE_MB": ("512", "per-process budget for cached namespaces' vectors (least recently used evicted)"),
+    "MEMSIEVE_STARTUP_WAIT": (
+        "120",
+        "seconds a starting worker waits for the database before giving up",
+    ),
+    "MEMSIEVE_EMBED_RPM": (
+        "0",
+        "embedding requests per minute shared by all workers through Redis (0: unlimited)",
+    ),
+    "MEMSIEVE_EMBED_TPM": (
+        "0",
+        "embedding tokens per minute shared by all workers through Redis (0: unlimited)",
+    ),
+    "MEMSIEVE_GATE_SEARCH": (
+        "memory",
+        "memory (exact, per-worker matrix of a namespace's live vectors) | sql (one query per event)",
+    ),
+    "MEMSIEVE_GATE_CACHE_MB": (
+        "512",
+        "per-process budget for cached namespaces' vectors (least recently used evicted)",
+    ),
 }
 
 
@@ -125,7 +164,9 @@ class Settings:
         key = env.get("OPENAI_API_KEY", "")
         embedder = env.get("MEMSIEVE_EMBEDDER", "") or ("openai" if key else "local")
         if embedder not in ("openai", "local", "hashing"):
-            raise ConfigError(f"MEMSIEVE_EMBEDDER must be openai, local or hashing, got {embedder!r}")
+            raise ConfigError(
+                f"MEMSIEVE_EMBEDDER must be openai, local or hashing, got {embedder!r}"
+            )
         if embedder == "openai" and not key:
             raise ConfigError("MEMSIEVE_EMBEDDER=openai needs OPENAI_API_KEY")
         log_format = env.get("MEMSIEVE_LOG_FORMAT", "text")
@@ -133,7 +174,9 @@ class Settings:
             raise ConfigError(f"MEMSIEVE_LOG_FORMAT must be text or json, got {log_format!r}")
         log_level = env.get("MEMSIEVE_LOG_LEVEL", "INFO").upper()
         if log_level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
-            raise ConfigError(f"MEMSIEVE_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, got {log_level!r}")
+            raise ConfigError(
+                f"MEMSIEVE_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, got {log_level!r}"
+            )
         # Read where they are used (ratelimit, store, gate vectors); validated here, at start-up.
         _int(env, "MEMSIEVE_EMBED_RPM", 0, 0)
         _int(env, "MEMSIEVE_EMBED_TPM", 0, 0)
@@ -149,7 +192,9 @@ class Settings:
             home=home,
             database_url=_url(env, "MEMSIEVE_DATABASE_URL", ("postgresql", "postgres")),
             redis_url=redis_url,
-            broker_url=_url(env, "MEMSIEVE_BROKER_URL", ("redis", "rediss", "amqp", "pyamqp", "unix")),
+            broker_url=_url(
+                env, "MEMSIEVE_BROKER_URL", ("redis", "rediss", "amqp", "pyamqp", "unix")
+            ),
             embedder=embedder,
             openai_api_key=key,
             openai_base_url=_url(env, "MEMSIEVE_OPENAI_BASE_URL", ("http", "https")),

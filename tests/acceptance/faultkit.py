@@ -92,10 +92,15 @@ def make_events(
             heading, content = facts[f_i]
             expected[(ns, heading)] = 1
             for v_i, text in enumerate(variants(content)[:sends]):
-                events.append({
-                    "event_id": f"{ns}-f{f_i}-v{v_i}", "namespace": ns, "kind": "pattern",
-                    "heading": heading, "content": text,
-                })  # fmt: skip
+                events.append(
+                    {
+                        "event_id": f"{ns}-f{f_i}-v{v_i}",
+                        "namespace": ns,
+                        "kind": "pattern",
+                        "heading": heading,
+                        "content": text,
+                    }
+                )
     random.Random(seed).shuffle(events)
     return events, expected
 

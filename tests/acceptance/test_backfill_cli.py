@@ -21,8 +21,12 @@ def _backfill(
 ) -> tuple[int, dict[str, Any], str]:
     p = subprocess.run(
         [sys.executable, "-m", "memsieve.cli.main", "backfill", *args, "--json"],
-        env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     out = json.loads(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else {}
     return p.returncode, out, p.stderr
 
@@ -52,10 +56,26 @@ def test_interrupted_backfill_resumes_without_loss_or_duplicates_and_a_rerun_cha
 
     # 1. No worker yet: the backfill sends one window (20 events) and waits; Ctrl-C.
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memsieve.cli.main", "backfill", str(retros), "--namespace", "bf",
-         "--chunk", "10", "--window", "20", "--json"],
-        env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "memsieve.cli.main",
+            "backfill",
+            str(retros),
+            "--namespace",
+            "bf",
+            "--chunk",
+            "10",
+            "--window",
+            "20",
+            "--json",
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     ckdir = Path(env["MEMSIEVE_HOME"]) / "backfill"
 
     def checkpoint_sent() -> int:

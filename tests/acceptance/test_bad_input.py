@@ -23,17 +23,27 @@ from tests.conftest import Workers, wait_until
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=40),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=40),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 text = st.text(
-    alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]) | st.sampled_from(["\x00", "\ufeff", "\u0301"]),
+    alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"])
+    | st.sampled_from(["\x00", "\ufeff", "\u0301"]),
     max_size=80,
 )
 event_like = st.fixed_dictionaries(
     {
-        "namespace": st.sampled_from(["prop", "prop-b", "", "x'; DROP TABLE memories;--", "../../etc", "Prop"]) | text,
+        "namespace": st.sampled_from(
+            ["prop", "prop-b", "", "x'; DROP TABLE memories;--", "../../etc", "Prop"]
+        )
+        | text,
         "kind": st.sampled_from(["retro", "correction", "failure", "pattern", "gossip", ""]),
         "heading": text,
         "content": text | st.sampled_from(["  \n ", "x" * 25_000]),
@@ -64,7 +74,9 @@ def test_arbitrary_items_each_end_in_one_recorded_state_and_the_worker_survives(
     sent: set[str] = set()
     items_by_id: dict[str, Any] = {}
 
-    @settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     @given(st.lists(raw_items, min_size=1, max_size=4), st.booleans())
     def send(items: list[Any], as_list: bool) -> None:
         payload: Any = items if as_list or len(items) > 1 else items[0]
@@ -85,7 +97,12 @@ def test_arbitrary_items_each_end_in_one_recorded_state_and_the_worker_survives(
 
     done = wait_until(lambda: _terminal_count(store, sent) == (len(sent), len(sent)), timeout=120)
     if not done:
-        have = {r["event_id"] for r in store.query("SELECT event_id FROM events WHERE event_id = ANY(%s)", (sorted(sent),))}
+        have = {
+            r["event_id"]
+            for r in store.query(
+                "SELECT event_id FROM events WHERE event_id = ANY(%s)", (sorted(sent),)
+            )
+        }
         missing = [repr(items_by_id[i])[:300] for i in sorted(sent - have)][:5]
         Path("/tmp/badinput-worker.log").write_text(workers.logs())
         raise AssertionError(f"{len(sent - have)} ids never recorded, e.g. {missing}")
@@ -104,7 +121,11 @@ def test_arbitrary_items_each_end_in_one_recorded_state_and_the_worker_survives(
 
 
 def _corpus() -> list[str]:
-    return [json.loads(line)["text"] for line in (DATA / "secrets_corpus.jsonl").read_text().splitlines() if line.strip()]
+    return [
+        json.loads(line)["text"]
+        for line in (DATA / "secrets_corpus.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
 
 
 def test_refused_secrets_are_nowhere_in_the_database_or_the_logs(
@@ -116,16 +137,26 @@ def test_refused_secrets_are_nowhere_in_the_database_or_the_logs(
     assert len(needles) >= len(corpus)
     workers.start(concurrency=1)
     events = [
-        {"namespace": "sec", "kind": "retro", "heading": f"lesson {i}", "content": t,
-         "tags": ["creds"], "source": {"agent": "a", "session": "s"}}
+        {
+            "namespace": "sec",
+            "kind": "retro",
+            "heading": f"lesson {i}",
+            "content": t,
+            "tags": ["creds"],
+            "source": {"agent": "a", "session": "s"},
+        }
         for i, t in enumerate(corpus)
-    ]  # fmt: skip
+    ]
     # Half as single messages, half as one backfill list.
     for e in events[: len(events) // 2]:
         celery_app.send_task(constants.TASK_CAPTURE, args=[e], queue=constants.QUEUE)
-    celery_app.send_task(constants.TASK_CAPTURE, args=[events[len(events) // 2 :]], queue=constants.QUEUE)
+    celery_app.send_task(
+        constants.TASK_CAPTURE, args=[events[len(events) // 2 :]], queue=constants.QUEUE
+    )
     ids = {event_id_for(e) for e in events}
-    assert wait_until(lambda: _terminal_count(store, ids) == (len(ids), len(ids)), timeout=60), workers.logs()[-2000:]
+    assert wait_until(lambda: _terminal_count(store, ids) == (len(ids), len(ids)), timeout=60), (
+        workers.logs()[-2000:]
+    )
 
     rows = store.query("SELECT status, reason, count(*)::int AS n FROM events GROUP BY 1, 2")
     assert rows == [{"status": "rejected", "reason": "secret", "n": len(corpus)}]
@@ -133,8 +164,11 @@ def test_refused_secrets_are_nowhere_in_the_database_or_the_logs(
 
     dump = subprocess.run(
         [str(pg_server.bindir / "pg_dump"), "--data-only", store.url],
-        check=True, capture_output=True, text=True, user=pg_server.user,
-    ).stdout  # fmt: skip
+        check=True,
+        capture_output=True,
+        text=True,
+        user=pg_server.user,
+    ).stdout
     assert "REDACTED" in dump
     logs = workers.logs()
     for needle in needles:

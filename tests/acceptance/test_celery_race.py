@@ -44,10 +44,15 @@ def test_two_workers_racing_on_near_duplicates_keep_one_live_row_per_fact(
     for ns in ("race-a", "race-b"):
         for f_i, fact in enumerate(FACTS):
             for v_i, text in enumerate(variants(fact)):
-                events.append({
-                    "event_id": f"{ns}-f{f_i}-v{v_i}", "namespace": ns, "kind": "pattern",
-                    "heading": f"fact {f_i}", "content": text,
-                })  # fmt: skip
+                events.append(
+                    {
+                        "event_id": f"{ns}-f{f_i}-v{v_i}",
+                        "namespace": ns,
+                        "kind": "pattern",
+                        "heading": f"fact {f_i}",
+                        "content": text,
+                    }
+                )
     random.Random(7).shuffle(events)
     env = {"MEMSIEVE_GATE_SEARCH": gate_search}
     workers.start(concurrency=2, extra_env=env)

@@ -71,6 +71,10 @@ def test_backfill_survives_repeated_kill_9_mid_embed_and_mid_transaction(
     figures = faultkit.check_store(store, expected, len(events))
     assert figures["inserted"] == 500
     faultkit.report(
-        "2-kill-9", kills=len(kills), kill_points=kills, events_lost=0,
-        wall_s=round(wall, 1), **figures,
-    )  # fmt: skip
+        "2-kill-9",
+        kills=len(kills),
+        kill_points=kills,
+        events_lost=0,
+        wall_s=round(wall, 1),
+        **figures,
+    )

@@ -66,8 +66,13 @@ def test_holder_stopped_mid_embed_past_ttl_then_resumed_changes_nothing(
     log_a = (workers.logdir / "worker-0.log").read_text()
     log_b = (workers.logdir / "worker-1.log").read_text()
     assert _decision_lines(log_a) == 0 and _decision_lines(log_b) == n
-    faultkit.report("3a-sigstop-mid-embed", stopped_s=float(TTL) + 1, events_lost=0,
-                    wall_s=round(wall, 1), **figures)  # fmt: skip
+    faultkit.report(
+        "3a-sigstop-mid-embed",
+        stopped_s=float(TTL) + 1,
+        events_lost=0,
+        wall_s=round(wall, 1),
+        **figures,
+    )
 
 
 @pytest.mark.slow
@@ -91,9 +96,12 @@ def test_holder_stopped_mid_transaction_blocks_the_next_writer_on_the_advisory_l
 
         # B takes the expired Redis lock, embeds, and blocks on the advisory lock.
         def b_waits() -> bool:
-            return store.query(
-                "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
-            )[0]["n"] == 1  # fmt: skip
+            return (
+                store.query(
+                    "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                )[0]["n"]
+                == 1
+            )
 
         assert wait_until(b_waits, timeout=60), workers.logs()[-3000:]
         waiting = 1
@@ -108,5 +116,10 @@ def test_holder_stopped_mid_transaction_blocks_the_next_writer_on_the_advisory_l
     wall = time.monotonic() - started
     figures = faultkit.check_store(store, expected, n)
     assert figures["inserted"] == 5  # A's rows; B superseded or merged into them
-    faultkit.report("3b-sigstop-mid-transaction", writers_blocked=waiting, events_lost=0,
-                    wall_s=round(wall, 1), **figures)  # fmt: skip
+    faultkit.report(
+        "3b-sigstop-mid-transaction",
+        writers_blocked=waiting,
+        events_lost=0,
+        wall_s=round(wall, 1),
+        **figures,
+    )

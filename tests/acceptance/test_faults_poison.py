@@ -24,9 +24,12 @@ def test_an_event_that_always_fails_goes_dead_and_its_namespace_keeps_flowing(
 ) -> None:
     events, expected = faultkit.make_events(["poison-a"], facts_per_ns=5, sends=10)
     poison = {
-        "event_id": "poison-a-pill", "namespace": "poison-a", "kind": "failure",
-        "heading": "the pill", "content": f"Never trust {MARKER} because it always breaks",
-    }  # fmt: skip
+        "event_id": "poison-a-pill",
+        "namespace": "poison-a",
+        "kind": "failure",
+        "heading": "the pill",
+        "content": f"Never trust {MARKER} because it always breaks",
+    }
     env = {"MEMSIEVE_FAULT_POISON": MARKER, "MEMSIEVE_MAX_ATTEMPTS": str(MAX_ATTEMPTS)}
     workers.start(concurrency=2, extra_env=env)
     workers.start(concurrency=2, extra_env=env)
@@ -42,10 +45,14 @@ def test_an_event_that_always_fails_goes_dead_and_its_namespace_keeps_flowing(
     dead = store.query(
         "SELECT event_id, reason, detail, attempts FROM events WHERE status = 'dead'"
     )
-    assert dead == [{
-        "event_id": "poison-a-pill", "reason": "retries_exhausted",
-        "detail": dead[0]["detail"], "attempts": MAX_ATTEMPTS,
-    }], dead  # fmt: skip
+    assert dead == [
+        {
+            "event_id": "poison-a-pill",
+            "reason": "retries_exhausted",
+            "detail": dead[0]["detail"],
+            "attempts": MAX_ATTEMPTS,
+        }
+    ], dead
     assert "embedding" in dead[0]["detail"]
     # The healthy events of the namespace were all written, none used up its attempts.
     written = store.query(
@@ -60,8 +67,15 @@ def test_an_event_that_always_fails_goes_dead_and_its_namespace_keeps_flowing(
     time.sleep(3)
     pills = len(re.findall(r"fault injection: poison input", workers.logs()))
     assert pills == MAX_ATTEMPTS, pills
-    faultkit.report("6a-poison-event", events=n, dead=1, attempts=MAX_ATTEMPTS,
-                    healthy_written=written["n"], events_lost=0, wall_s=round(wall, 1))  # fmt: skip
+    faultkit.report(
+        "6a-poison-event",
+        events=n,
+        dead=1,
+        attempts=MAX_ATTEMPTS,
+        healthy_written=written["n"],
+        events_lost=0,
+        wall_s=round(wall, 1),
+    )
 
 
 def test_a_message_the_task_cannot_run_fails_once_and_is_not_redelivered(
@@ -83,15 +97,20 @@ def test_an_event_that_kills_its_worker_every_time_goes_dead_and_the_rest_are_wr
 ) -> None:
     events, expected = faultkit.make_events(["crash-a"], facts_per_ns=4, sends=3)
     crasher = {
-        "event_id": "crash-a-bomb", "namespace": "crash-a", "kind": "failure",
-        "heading": "the bomb", "content": "Whatever you do, do not feed KILLSWITCH to the parser",
-    }  # fmt: skip
+        "event_id": "crash-a-bomb",
+        "namespace": "crash-a",
+        "kind": "failure",
+        "heading": "the bomb",
+        "content": "Whatever you do, do not feed KILLSWITCH to the parser",
+    }
     env = {"MEMSIEVE_FAULT_CRASH": "KILLSWITCH", "MEMSIEVE_MAX_ATTEMPTS": str(MAX_ATTEMPTS)}
     proc = workers.start(concurrency=2, extra_env=env)
     # One message: the crasher is batched with healthy events of its namespace.
     faultkit.send(celery_app, [crasher, *events], producers=1, per_message=len(events) + 1)
     n = len(events) + 1
-    assert wait_until(lambda: faultkit.terminal_count(store) == n, timeout=120), workers.logs()[-3000:]
+    assert wait_until(lambda: faultkit.terminal_count(store) == n, timeout=120), workers.logs()[
+        -3000:
+    ]
     rows = store.query("SELECT status, reason, claims FROM events WHERE event_id = 'crash-a-bomb'")
     assert rows == [{"status": "dead", "reason": "worker_lost", "claims": MAX_ATTEMPTS}]
     written = store.query("SELECT count(*)::int AS n FROM events WHERE status = 'written'")

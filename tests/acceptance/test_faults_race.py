@@ -39,6 +39,11 @@ def test_2000_events_from_8_producers_on_4_workers_keep_one_live_row_per_fact(
     assert figures["inserted"] == 200
     assert figures["merged"] + figures["superseded"] == 1800
     faultkit.report(
-        "1-race", workers=4, pool_processes=8, producers=8, events_lost=0,
-        wall_s=round(wall, 1), **figures,
-    )  # fmt: skip
+        "1-race",
+        workers=4,
+        pool_processes=8,
+        producers=8,
+        events_lost=0,
+        wall_s=round(wall, 1),
+        **figures,
+    )

@@ -74,8 +74,11 @@ def test_visibility_timeout_shorter_than_the_work_runs_it_twice_harmlessly(
     workers: Workers, store: Store, celery_app: Any
 ) -> None:
     events, expected = faultkit.make_events(["slow-a"], facts_per_ns=5, sends=4)
-    env = {"MEMSIEVE_VISIBILITY_TIMEOUT": "10", "MEMSIEVE_FAULT_DELAY_EMBED": "12",
-           "MEMSIEVE_SWEEP_INTERVAL": "60"}  # fmt: skip
+    env = {
+        "MEMSIEVE_VISIBILITY_TIMEOUT": "10",
+        "MEMSIEVE_FAULT_DELAY_EMBED": "12",
+        "MEMSIEVE_SWEEP_INTERVAL": "60",
+    }
     workers.start(concurrency=1, extra_env=env)
     workers.start(concurrency=1, extra_env=env)
     started = time.monotonic()
@@ -88,5 +91,9 @@ def test_visibility_timeout_shorter_than_the_work_runs_it_twice_harmlessly(
     assert wait_until(lambda: faultkit.terminal_count(store) == len(events), timeout=90)
     assert wait_until(lambda: bool(flush_ids_seen_twice()), timeout=30), workers.logs()[-3000:]
     figures = faultkit.check_store(store, expected, len(events))
-    faultkit.report("5c-visibility-timeout", redelivered=len(flush_ids_seen_twice()),
-                    wall_s=round(time.monotonic() - started, 1), **figures)  # fmt: skip
+    faultkit.report(
+        "5c-visibility-timeout",
+        redelivered=len(flush_ids_seen_twice()),
+        wall_s=round(time.monotonic() - started, 1),
+        **figures,
+    )

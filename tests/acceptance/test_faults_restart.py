@@ -130,8 +130,12 @@ def _run_with_restart(
     ok = wait_until(lambda: faultkit.terminal_count(stack.store) == len(events), timeout=150)
     assert ok, (faultkit.terminal_count(stack.store), workers.logs()[-4000:])
     figures = faultkit.check_store(stack.store, expected, len(events))
-    return {"events_lost": 0, "outage_s": outage, "wall_s": round(time.monotonic() - started, 1),
-            **figures}  # fmt: skip
+    return {
+        "events_lost": 0,
+        "outage_s": outage,
+        "wall_s": round(time.monotonic() - started, 1),
+        **figures,
+    }
 
 
 def _restart_redis(stack: Stack, down: float = 2.0) -> Any:

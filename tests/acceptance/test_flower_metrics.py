@@ -49,9 +49,13 @@ def test_flower_shows_tasks_without_text_and_metrics_count_decisions(
     flower_settings = replace(settings, flower_port=fport, flower_basic_auth=auth)
     log = open(tmp_path / "flower.log", "wb")
     flower = subprocess.Popen(
-        flower_command(flower_settings), env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        flower_command(flower_settings),
+        env=env,
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
         start_new_session=True,
-    )  # fmt: skip
+    )
     try:
         workers.start(concurrency=2, extra_env={"MEMSIEVE_METRICS_PORT": str(mport)})
         base = f"http://127.0.0.1:{fport}"
@@ -69,10 +73,24 @@ def test_flower_shows_tasks_without_text_and_metrics_count_decisions(
             )
         )
         p = subprocess.run(
-            [sys.executable, "-m", "memsieve.cli.main", "backfill", str(retros), "--namespace",
-             "ops", "--chunk", "5", "--json"],
-            env=env, cwd=ROOT, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "memsieve.cli.main",
+                "backfill",
+                str(retros),
+                "--namespace",
+                "ops",
+                "--chunk",
+                "5",
+                "--json",
+            ],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert p.returncode == 0, p.stderr
         summary = json.loads(p.stdout.strip().splitlines()[-1])
         assert summary["inserted"] + summary["superseded"] + summary["merged"] == 12

@@ -18,8 +18,12 @@ PROD = "The production database listens on port 5432, behind the bastion."
 def cli(env: dict[str, str], *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
         [sys.executable, "-m", "memsieve.cli.main", *args],
-        env=env, cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if ok:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -30,12 +34,44 @@ def js(env: dict[str, str], *args: str) -> Any:
 
 
 def test_mistaken_supersede_seen_explained_and_reverted_from_the_cli(env: dict[str, str]) -> None:
-    staging = json.loads(cli(env, "write", "--namespace", "infra", "--kind", "retro",
-                             "--heading", "Database port", "--content", STAGING,
-                             "--event-id", "e-staging", "--agent", "ops-bot").stdout)  # fmt: skip
-    prod = json.loads(cli(env, "write", "--namespace", "infra", "--kind", "correction",
-                          "--heading", "Database port", "--content", PROD, "--event-id", "e-prod",
-                          "--agent", "ops-bot", "--supersedes", staging["memory_id"]).stdout)  # fmt: skip
+    staging = json.loads(
+        cli(
+            env,
+            "write",
+            "--namespace",
+            "infra",
+            "--kind",
+            "retro",
+            "--heading",
+            "Database port",
+            "--content",
+            STAGING,
+            "--event-id",
+            "e-staging",
+            "--agent",
+            "ops-bot",
+        ).stdout
+    )
+    prod = json.loads(
+        cli(
+            env,
+            "write",
+            "--namespace",
+            "infra",
+            "--kind",
+            "correction",
+            "--heading",
+            "Database port",
+            "--content",
+            PROD,
+            "--event-id",
+            "e-prod",
+            "--agent",
+            "ops-bot",
+            "--supersedes",
+            staging["memory_id"],
+        ).stdout
+    )
     s, p = staging["memory_id"], prod["memory_id"]
     assert prod["decision"] == "superseded" and prod["supersedes"] == s
 
@@ -43,11 +79,26 @@ def test_mistaken_supersede_seen_explained_and_reverted_from_the_cli(env: dict[s
     assert sorted(lin) == ["links", "memory_id", "namespace", "steps", "versions"]
     assert [v["memory_id"] for v in lin["versions"]] == [s, p]
     assert [v["live"] for v in lin["versions"]] == [False, True]
-    assert sorted(lin["versions"][0]) == sorted([
-        "memory_id", "namespace", "kind", "heading", "content", "created_at", "deleted_at", "live",
-        "event_id", "agent", "intervals", "supersedes", "supersede_active", "superseded_by",
-        "decision", "number",
-    ])  # fmt: skip
+    assert sorted(lin["versions"][0]) == sorted(
+        [
+            "memory_id",
+            "namespace",
+            "kind",
+            "heading",
+            "content",
+            "created_at",
+            "deleted_at",
+            "live",
+            "event_id",
+            "agent",
+            "intervals",
+            "supersedes",
+            "supersede_active",
+            "superseded_by",
+            "decision",
+            "number",
+        ]
+    )
     superseded_at = datetime.fromisoformat(lin["versions"][1]["created_at"])
 
     text = cli(env, "explain", p).stdout

@@ -31,16 +31,31 @@ REWORDINGS = [
 
 def cli(env: dict[str, str], *args: str) -> Any:
     out = subprocess.run(
-        [sys.executable, "-m", "memsieve.cli.main", *args], env=env, cwd=ROOT,
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [sys.executable, "-m", "memsieve.cli.main", *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout) if "--json" in args else out.stdout
 
 
 def enqueue(env: dict[str, str], content: str, heading: str = "File naming") -> str:
-    ids = cli(env, "enqueue", "--namespace", "demo", "--kind", "retro", "--heading", heading,
-              "--content", content, "--json")  # fmt: skip
+    ids = cli(
+        env,
+        "enqueue",
+        "--namespace",
+        "demo",
+        "--kind",
+        "retro",
+        "--heading",
+        heading,
+        "--content",
+        content,
+        "--json",
+    )
     return str(ids[0])
 
 
@@ -50,7 +65,9 @@ def event(env: dict[str, str], event_id: str) -> dict[str, Any]:
 
 
 def written(env: dict[str, str], event_id: str) -> dict[str, Any]:
-    assert wait_until(lambda: event(env, event_id).get("status") == "written", timeout=180, interval=0.5)
+    assert wait_until(
+        lambda: event(env, event_id).get("status") == "written", timeout=180, interval=0.5
+    )
     return event(env, event_id)
 
 
@@ -61,19 +78,32 @@ def port_open(port: int) -> bool:
 
 
 def test_five_rewordings_end_as_one_live_memory_with_five_versions(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSIEVE_") and k != "OPENAI_API_KEY"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("MEMSIEVE_") and k != "OPENAI_API_KEY"
+    }
     flower = free_port()
     env.update(
-        MEMSIEVE_HOME=str(tmp_path / "home"), MEMSIEVE_FLOWER_PORT=str(flower),
-        MEMSIEVE_METRICS_PORT=str(free_port()), MEMSIEVE_CONCURRENCY="1", PYTHONUNBUFFERED="1",
-    )  # fmt: skip
+        MEMSIEVE_HOME=str(tmp_path / "home"),
+        MEMSIEVE_FLOWER_PORT=str(flower),
+        MEMSIEVE_METRICS_PORT=str(free_port()),
+        MEMSIEVE_CONCURRENCY="1",
+        PYTHONUNBUFFERED="1",
+    )
     log = open(tmp_path / "up.log", "wb")
     up = subprocess.Popen(
-        [sys.executable, "-m", "memsieve.cli.main", "up"], env=env, cwd=ROOT,
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        [sys.executable, "-m", "memsieve.cli.main", "up"],
+        env=env,
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
-        assert wait_until(lambda: "memsieve is up" in (tmp_path / "up.log").read_text(), timeout=120)
+        assert wait_until(
+            lambda: "memsieve is up" in (tmp_path / "up.log").read_text(), timeout=120
+        )
         assert "embedder   local" in (tmp_path / "up.log").read_text()
 
         ids = []
@@ -95,7 +125,9 @@ def test_five_rewordings_end_as_one_live_memory_with_five_versions(tmp_path: Pat
         assert (again["decision"], again["memory_id"]) == ("merged", live_id)
 
         # A distinct lesson is inserted beside it, and recall finds it.
-        other = written(env, enqueue(env, "Run database migrations before deploying the API.", "Deploy order"))
+        other = written(
+            env, enqueue(env, "Run database migrations before deploying the API.", "Deploy order")
+        )
         assert other["decision"] == "inserted"
         found = cli(env, "recall", "demo", "in what order do we deploy?", "-k", "1", "--json")
         assert found[0]["memory_id"] == other["memory_id"]

@@ -16,17 +16,42 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-SYSTEMS = ["billing-api", "search-indexer", "auth-gateway", "etl-nightly", "mobile-sync",
-           "payments-ledger", "notify-service", "report-builder", "media-transcoder", "geo-lookup"]  # fmt: skip
-ACTIONS = ["pin the client library to a minor version", "run the migration before the deploy",
-           "set an explicit timeout on every outbound call", "warm the cache after a restart",
-           "retry with jitter instead of a fixed delay", "keep the feature flag until the backfill ends",
-           "log the request id at every hop", "read replicas lag, so read your own writes from the primary",
-           "rotate the signing key in two phases", "cap the batch size at what one transaction can hold"]  # fmt: skip
-CAUSES = ["a silent upstream schema change", "an unbounded retry loop", "clock skew between hosts",
-          "a connection pool sized below the worker count", "a cache key that ignored the tenant",
-          "an index missing on the foreign key", "a race between two cron jobs",
-          "a default timeout of zero", "a stale DNS entry", "a full disk on the log volume"]  # fmt: skip
+SYSTEMS = [
+    "billing-api",
+    "search-indexer",
+    "auth-gateway",
+    "etl-nightly",
+    "mobile-sync",
+    "payments-ledger",
+    "notify-service",
+    "report-builder",
+    "media-transcoder",
+    "geo-lookup",
+]
+ACTIONS = [
+    "pin the client library to a minor version",
+    "run the migration before the deploy",
+    "set an explicit timeout on every outbound call",
+    "warm the cache after a restart",
+    "retry with jitter instead of a fixed delay",
+    "keep the feature flag until the backfill ends",
+    "log the request id at every hop",
+    "read replicas lag, so read your own writes from the primary",
+    "rotate the signing key in two phases",
+    "cap the batch size at what one transaction can hold",
+]
+CAUSES = [
+    "a silent upstream schema change",
+    "an unbounded retry loop",
+    "clock skew between hosts",
+    "a connection pool sized below the worker count",
+    "a cache key that ignored the tenant",
+    "an index missing on the foreign key",
+    "a race between two cron jobs",
+    "a default timeout of zero",
+    "a stale DNS entry",
+    "a full disk on the log volume",
+]
 
 EVERY_REPEAT = 50  # every 50th lesson repeats an earlier one word for word
 EVERY_TRIVIA = 97  # every 97th lesson is session trivia

@@ -26,9 +26,14 @@ def write_at(pipe: Pipeline, when: datetime, **event: Any) -> dict[str, Any]:
     pending = [p for p in pipe.store.claim_pending(ns, 100) if p.event_id == accepted.event_id]
     vectors = pipe.embedder.embed([ev.memory_text(p.heading, p.content) for p in pending])
     pipe.store.write_batch(
-        ns, list(zip(pending, vectors, strict=True)), pipe.embedder.model, pipe.embedder.dims,
-        pipe.threshold_for, pipe.guards, now=when,
-    )  # fmt: skip
+        ns,
+        list(zip(pending, vectors, strict=True)),
+        pipe.embedder.model,
+        pipe.embedder.dims,
+        pipe.threshold_for,
+        pipe.guards,
+        now=when,
+    )
     row = pipe.store.get_event(accepted.event_id)
     assert row is not None and row["status"] == "written", row
     return row

@@ -15,7 +15,9 @@ from tests.acceptance.test_bad_input import raw_items
 def test_accept_records_every_item_exactly_once(pipeline: Any) -> None:
     seen: set[str] = set()
 
-    @settings(max_examples=400, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=400, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     @given(st.lists(raw_items, min_size=1, max_size=4))
     def run(items: list[Any]) -> None:
         # As the broker delivers them: through kombu's JSON.
@@ -26,5 +28,7 @@ def test_accept_records_every_item_exactly_once(pipeline: Any) -> None:
         seen.update(ids)
 
     run()
-    rows = pipeline.store.query("SELECT count(*)::int AS n FROM events WHERE event_id = ANY(%s)", (sorted(seen),))
+    rows = pipeline.store.query(
+        "SELECT count(*)::int AS n FROM events WHERE event_id = ANY(%s)", (sorted(seen),)
+    )
     assert rows[0]["n"] == len(seen)

@@ -79,7 +79,10 @@ def test_jsonl_ids_are_the_ones_the_ledger_records(
             "content": "Always run the migration before the deploy starts.",
         },
         {"heading": "no id", "content": "Never retry without jitter because the herd returns."},
-        {"heading": "no id", "content": "Never retry without jitter because the herd returns."},  # same line twice: one event
+        {
+            "heading": "no id",
+            "content": "Never retry without jitter because the herd returns.",
+        },  # same line twice: one event
         {"namespace": "ops", "kind": "nonsense", "heading": "h", "content": "c"},
     ]
     f.write_text("\n".join(json.dumps(x) for x in lines) + "\n{not json\n")

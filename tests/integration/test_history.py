@@ -29,29 +29,63 @@ def month(pipeline: Any) -> dict[str, str]:
         ids[name] = str(row["memory_id"])
         return row
 
-    w("a1", t(2), kind="retro", heading="Deploy day",
-      content="Deploys to production run on Fridays after the code freeze.",
-      source={"agent": "ci-bot"})  # fmt: skip
-    w("b1", t(5), kind="retro", heading="Staging database",
-      content="The staging database listens on port 5433, not the default.")  # fmt: skip
-    row = w("a2", t(12), heading="Deploy day",
-            content="Deploys to production run on Tuesdays after the code freeze.",
-            supersedes=ids["a1"], source={"agent": "alice"})  # fmt: skip
+    w(
+        "a1",
+        t(2),
+        kind="retro",
+        heading="Deploy day",
+        content="Deploys to production run on Fridays after the code freeze.",
+        source={"agent": "ci-bot"},
+    )
+    w(
+        "b1",
+        t(5),
+        kind="retro",
+        heading="Staging database",
+        content="The staging database listens on port 5433, not the default.",
+    )
+    row = w(
+        "a2",
+        t(12),
+        heading="Deploy day",
+        content="Deploys to production run on Tuesdays after the code freeze.",
+        supersedes=ids["a1"],
+        source={"agent": "alice"},
+    )
     assert row["decision"] == "superseded"
-    row = w("b1-again", t(15), kind="retro", heading="Staging database",
-            content="The staging database listens on port 5433, not the default.")  # fmt: skip
+    row = w(
+        "b1-again",
+        t(15),
+        kind="retro",
+        heading="Staging database",
+        content="The staging database listens on port 5433, not the default.",
+    )
     assert row["decision"] == "merged" and ids["b1-again"] == ids["b1"]
     # A reworded repeat, caught by distance alone (no explicit target).
-    row = w("a3", t(19), kind="retro", heading="Deploy day",
-            content="Deploys to production run on Tuesdays after the code freeze ends.")  # fmt: skip
+    row = w(
+        "a3",
+        t(19),
+        kind="retro",
+        heading="Deploy day",
+        content="Deploys to production run on Tuesdays after the code freeze ends.",
+    )
     assert row["decision"] == "superseded", row
     assert str(row["supersedes"]) == ids["a2"]
-    row = w("b2", t(26), heading="Staging database",
-            content="The staging database moved to port 6543 with the new pooler.",
-            supersedes=ids["b1"])  # fmt: skip
+    row = w(
+        "b2",
+        t(26),
+        heading="Staging database",
+        content="The staging database moved to port 6543 with the new pooler.",
+        supersedes=ids["b1"],
+    )
     assert row["decision"] == "superseded"
-    row = w("c1", t(28), kind="failure", heading="Flaky upload test",
-            content="test_upload fails on CI when the bucket is cold; one retry is enough.")  # fmt: skip
+    row = w(
+        "c1",
+        t(28),
+        kind="failure",
+        heading="Flaky upload test",
+        content="test_upload fails on CI when the bucket is cold; one retry is enough.",
+    )
     assert row["decision"] == "inserted"
     return ids
 
@@ -123,9 +157,14 @@ def test_decision_record_is_complete_for_every_write(pipeline: Any, month: dict[
     rec = merged["decision_record"]
     assert rec["action"] == "merge" and rec["target"] == month["b1"]
     assert rec["candidates"] == [
-        {"memory_id": month["b1"], "distance": 0.0, "within_threshold": True, "identical": True,
-         "vetoes": []}
-    ]  # fmt: skip
+        {
+            "memory_id": month["b1"],
+            "distance": 0.0,
+            "within_threshold": True,
+            "identical": True,
+            "vetoes": [],
+        }
+    ]
     assert rec["embedding_model"] == pipeline.embedder.model
     a3 = store.get_memory(month["a3"])["decision"]
     assert a3["action"] == "supersede" and a3["target"] == month["a2"]

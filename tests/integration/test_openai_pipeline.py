@@ -24,21 +24,29 @@ LESSONS = [
 
 
 def _pipeline(settings: Settings, store: Store, fake: FakeOpenAI) -> Pipeline:
-    s = replace(settings, embedder="openai", openai_api_key="sk-test", openai_base_url=fake.base_url)
+    s = replace(
+        settings, embedder="openai", openai_api_key="sk-test", openai_base_url=fake.base_url
+    )
     return Pipeline(s, store=store)
 
 
 def test_batch_isolates_a_bad_input_and_survives_a_5xx(
-    settings: Settings, store: Store, fake_openai: FakeOpenAI  # noqa: F811
+    settings: Settings,
+    store: Store,
+    fake_openai: FakeOpenAI,  # noqa: F811
 ) -> None:
     fake_openai.bad_marker = "<<BAD>>"
     fake_openai.push(Reply(status=503, retry_after="0"))
     pipe = _pipeline(settings, store, fake_openai)
-    pipe.accept([{"namespace": "oa", "kind": "retro", "heading": "h", "content": c} for c in LESSONS])
+    pipe.accept(
+        [{"namespace": "oa", "kind": "retro", "heading": "h", "content": c} for c in LESSONS]
+    )
     result = pipe.flush("oa")
     rows = store.query("SELECT status, reason FROM events ORDER BY content")
     assert [r["status"] for r in rows].count("written") == 4
-    assert [r for r in rows if r["status"] == "dead"] == [{"status": "dead", "reason": "input_rejected"}]
+    assert [r for r in rows if r["status"] == "dead"] == [
+        {"status": "dead", "reason": "input_rejected"}
+    ]
     assert len(result.dead) == 1
     assert store.query("SELECT count(*)::int AS n FROM memories")[0]["n"] == 4
     # One 503 (retried by tenacity), then the batch of 5 is refused with a 400 and split
@@ -49,26 +57,37 @@ def test_batch_isolates_a_bad_input_and_survives_a_5xx(
     assert len(statuses) <= 8
     # Replaying the same texts costs nothing: the cache answers.
     before = fake_openai.requests
-    pipe.accept([{"namespace": "oa2", "kind": "retro", "heading": "h", "content": c} for c in LESSONS[:2]])
+    pipe.accept(
+        [{"namespace": "oa2", "kind": "retro", "heading": "h", "content": c} for c in LESSONS[:2]]
+    )
     pipe.flush("oa2")
     assert fake_openai.requests == before
 
 
 def test_a_refused_key_keeps_every_event_pending(
-    settings: Settings, store: Store, fake_openai: FakeOpenAI  # noqa: F811
+    settings: Settings,
+    store: Store,
+    fake_openai: FakeOpenAI,  # noqa: F811
 ) -> None:
     pipe = _pipeline(settings, store, fake_openai)
     pipe.settings = replace(pipe.settings, openai_api_key="sk-wrong")
     pipe._embedder = None
-    pipe.accept([{"namespace": "oa", "kind": "retro", "heading": "h", "content": c} for c in LESSONS[:2]])
+    pipe.accept(
+        [{"namespace": "oa", "kind": "retro", "heading": "h", "content": c} for c in LESSONS[:2]]
+    )
     with pytest.raises(errors.TransientError):
         pipe.flush("oa")
-    assert store.query("SELECT status, count(*)::int AS n FROM events GROUP BY 1") == [{"status": "pending", "n": 2}]
+    assert store.query("SELECT status, count(*)::int AS n FROM events GROUP BY 1") == [
+        {"status": "pending", "n": 2}
+    ]
     assert fake_openai.statuses() == [401]  # never retried
 
 
 def test_rate_limit_budget_is_wired_from_the_environment(
-    settings: Settings, store: Store, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    settings: Settings,
+    store: Store,
+    fake_openai: FakeOpenAI,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("MEMSIEVE_EMBED_RPM", "600")
     pipe = _pipeline(settings, store, fake_openai)

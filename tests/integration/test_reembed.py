@@ -28,11 +28,15 @@ LESSONS = [
 
 
 def _fill(pipeline: Pipeline) -> None:
-    pipeline.accept([{"namespace": "ns", "kind": "pattern", "heading": "h", "content": c} for c in LESSONS])
+    pipeline.accept(
+        [{"namespace": "ns", "kind": "pattern", "heading": "h", "content": c} for c in LESSONS]
+    )
     pipeline.flush("ns")
 
 
-def test_a_worker_with_another_embedder_is_refused(pipeline: Pipeline, settings: Settings, store: Store) -> None:
+def test_a_worker_with_another_embedder_is_refused(
+    pipeline: Pipeline, settings: Settings, store: Store
+) -> None:
     _fill(pipeline)
     other = Pipeline(replace(settings, hashing_dims=64), store=store)
     with pytest.raises(errors.EmbedderMismatch) as exc:
@@ -61,27 +65,50 @@ def test_reembed_is_resumable_and_switches_every_row_at_once(
         reembed(store, target, batch_size=4, progress=interrupt)
     # Interrupted after staging: nothing switched yet, recall still in the old space.
     assert store.bound_embedder() == {"model": "hashing-v1-384", "dims": 384}
-    assert store.query("SELECT DISTINCT embedding_model FROM memories") == [{"embedding_model": "hashing-v1-384"}]
+    assert store.query("SELECT DISTINCT embedding_model FROM memories") == [
+        {"embedding_model": "hashing-v1-384"}
+    ]
 
     calls_before = target.calls
     result = reembed(store, target, batch_size=4)
     assert (result.total, result.already_staged, result.staged_now) == (10, 4, 6)
     assert target.calls - calls_before == 2  # only the 6 unstaged rows, in batches of 4
     assert store.bound_embedder() == {"model": "hashing-v1-64", "dims": 64}
-    rows = store.query("SELECT embedding_model, embedding_dims, count(*)::int AS n FROM memories GROUP BY 1, 2")
+    rows = store.query(
+        "SELECT embedding_model, embedding_dims, count(*)::int AS n FROM memories GROUP BY 1, 2"
+    )
     assert rows == [{"embedding_model": "hashing-v1-64", "embedding_dims": 64, "n": 10}]
     assert store.query("SELECT count(*)::int AS n FROM reembed_staging")[0]["n"] == 0
 
     # The old worker now refuses to write; its events stay pending.
-    pipeline.accept([{"namespace": "ns", "kind": "pattern", "heading": "h", "content": "A brand new lesson about kilo"}])
+    pipeline.accept(
+        [
+            {
+                "namespace": "ns",
+                "kind": "pattern",
+                "heading": "h",
+                "content": "A brand new lesson about kilo",
+            }
+        ]
+    )
     with pytest.raises(errors.EmbedderMismatch):
-        pipeline.store.write_batch("ns", [(store.claim_pending("ns", 1)[0], [0.1] * 384)],
-                                   "hashing-v1-384", 384, lambda k: 0.35, [])  # fmt: skip
-    assert store.query("SELECT status FROM events WHERE content LIKE %s", ("%kilo%",)) == [{"status": "pending"}]
+        pipeline.store.write_batch(
+            "ns",
+            [(store.claim_pending("ns", 1)[0], [0.1] * 384)],
+            "hashing-v1-384",
+            384,
+            lambda k: 0.35,
+            [],
+        )
+    assert store.query("SELECT status FROM events WHERE content LIKE %s", ("%kilo%",)) == [
+        {"status": "pending"}
+    ]
     # A worker with the new embedder writes it, searching the new space.
     new = Pipeline(replace(settings, hashing_dims=64), store=store)
     new.flush("ns")
-    assert store.query("SELECT status FROM events WHERE content LIKE %s", ("%kilo%",)) == [{"status": "written"}]
+    assert store.query("SELECT status FROM events WHERE content LIKE %s", ("%kilo%",)) == [
+        {"status": "written"}
+    ]
     hits = store.recall("ns", target.embed([LESSONS[3]])[0], "hashing-v1-64", 1)
     assert hits[0]["content"] == LESSONS[3]
 
@@ -93,8 +120,14 @@ def test_reembed_cli_moves_the_store(env: dict[str, str], pipeline: Pipeline, st
     from tests.conftest import ROOT
 
     _fill(pipeline)
-    out = subprocess.run([sys.executable, "-m", "memsieve.cli.main", "reembed", "--to", "hashing-v1-64", "--json"],
-                         env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "memsieve.cli.main", "reembed", "--to", "hashing-v1-64", "--json"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert '"target": "hashing-v1-64"' in out.stdout
     assert store.bound_embedder() == {"model": "hashing-v1-64", "dims": 64}

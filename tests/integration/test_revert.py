@@ -27,11 +27,25 @@ def t(day: int, hour: int = 9) -> datetime:
 @pytest.fixture
 def mistake(pipeline: Any) -> dict[str, str]:
     """A correction that named the wrong memory: it hides a distinct fact."""
-    staging = write_at(pipeline, t(1), namespace=NS, event_id="e-staging", kind="retro",
-                       heading="Database port", content=STAGING)  # fmt: skip
-    prod = write_at(pipeline, t(3), namespace=NS, event_id="e-prod", heading="Database port",
-                    content=PROD, supersedes=str(staging["memory_id"]),
-                    source={"agent": "ops-bot"})  # fmt: skip
+    staging = write_at(
+        pipeline,
+        t(1),
+        namespace=NS,
+        event_id="e-staging",
+        kind="retro",
+        heading="Database port",
+        content=STAGING,
+    )
+    prod = write_at(
+        pipeline,
+        t(3),
+        namespace=NS,
+        event_id="e-prod",
+        heading="Database port",
+        content=PROD,
+        supersedes=str(staging["memory_id"]),
+        source={"agent": "ops-bot"},
+    )
     assert prod["decision"] == "superseded"
     return {"staging": str(staging["memory_id"]), "prod": str(prod["memory_id"])}
 
@@ -98,8 +112,9 @@ def test_a_revert_can_be_undone_and_redone(pipeline: Any, mistake: dict[str, str
 
     h = History(pipeline.store)
     assert h.history(s).version(s).intervals == [(t(1), t(3)), (t(5), t(7)), (t(9), None)]
-    assert [_live_ids(h, t(d)) == want for d, want in
-            [(4, {p}), (6, {s, p}), (8, {p}), (10, {s, p})]] == [True] * 4  # fmt: skip
+    assert [
+        _live_ids(h, t(d)) == want for d, want in [(4, {p}), (6, {s, p}), (8, {p}), (10, {s, p})]
+    ] == [True] * 4
     assert [st.kind for st in h.history(p).steps] == ["supersede", "revert", "unrevert", "revert"]
 
 
@@ -127,8 +142,15 @@ def test_revert_refused_when_it_would_duplicate_live_text(
     pipeline: Any, mistake: dict[str, str]
 ) -> None:
     """Invariant 1: the hidden text was written again meanwhile; reviving it would make two."""
-    again = write_at(pipeline, t(4), namespace=NS, event_id="e-staging-again", kind="retro",
-                     heading="Database port", content=STAGING)  # fmt: skip
+    again = write_at(
+        pipeline,
+        t(4),
+        namespace=NS,
+        event_id="e-staging-again",
+        kind="retro",
+        heading="Database port",
+        content=STAGING,
+    )
     assert again["decision"] in {"inserted", "superseded"}
     if again["decision"] == "superseded":
         pytest.skip("the gate folded the repeat into prod; nothing to test here")
@@ -147,9 +169,15 @@ def test_revived_row_can_be_superseded_again_and_the_chain_never_forks(
     """Invariant 2: after a revert the revived row is an ordinary live row."""
     s, p = mistake["staging"], mistake["prod"]
     first = revert(pipeline.store, p, at=t(5))
-    fix = write_at(pipeline, t(6), namespace=NS, event_id="e-staging-fix", heading="Database port",
-                   content="The staging database listens on port 6543 since the pooler.",
-                   supersedes=s)  # fmt: skip
+    fix = write_at(
+        pipeline,
+        t(6),
+        namespace=NS,
+        event_id="e-staging-fix",
+        heading="Database port",
+        content="The staging database listens on port 6543 since the pooler.",
+        supersedes=s,
+    )
     assert fix["decision"] == "superseded" and str(fix["supersedes"]) == s
     with pytest.raises(
         RevertRefused, match=f"has since been superseded by memory {fix['memory_id']}.*fork"

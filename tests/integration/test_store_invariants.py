@@ -10,7 +10,9 @@ from memsieve.store.postgres import InboxEvent, Pending, Store
 VEC = [1.0] + [0.0] * 383
 
 
-def _insert(store: Store, ns: str, text: str, supersedes: str | None = None, live: bool = True) -> str:
+def _insert(
+    store: Store, ns: str, text: str, supersedes: str | None = None, live: bool = True
+) -> str:
     with store.pool.connection() as conn:
         row = conn.execute(
             "INSERT INTO memories (namespace, kind, heading, content, content_hash, embedding,"
@@ -105,7 +107,9 @@ def test_both_gate_paths_decide_alike(store: Store, gate_search: str) -> None:
     p2 = _pending(store, "a", "e2", "first text")
     p3 = _pending(store, "a", "e3", "first text, reworded")
     p4 = _pending(store, "a", "e4", "something else")
-    out = store.write_batch("a", [(p1, VEC), (p2, VEC), (p3, near), (p4, far)], "m", 384, lambda k: 0.05, [])
+    out = store.write_batch(
+        "a", [(p1, VEC), (p2, VEC), (p3, near), (p4, far)], "m", 384, lambda k: 0.05, []
+    )
     assert [o.decision for o in out] == ["inserted", "merged", "superseded", "inserted"]
     assert out[1].memory_id == out[0].memory_id
     assert out[2].supersedes == out[0].memory_id

@@ -25,9 +25,14 @@ def captured() -> Iterator[tuple[io.StringIO, logging.Handler]]:
 
 
 DECISION = {
-    "event_id": "bf-1", "namespace": "ops", "decision": "superseded", "memory_id": "m-2",
-    "supersedes": "m-1", "distance": 0.042, "reason": "closest within threshold",
-}  # fmt: skip
+    "event_id": "bf-1",
+    "namespace": "ops",
+    "decision": "superseded",
+    "memory_id": "m-2",
+    "supersedes": "m-1",
+    "distance": 0.042,
+    "reason": "closest within threshold",
+}
 
 
 def test_json_line_has_the_decision_fields_and_omits_absent_ones(

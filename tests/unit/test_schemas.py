@@ -23,7 +23,10 @@ def error_of(**changes: object) -> str:
     [
         ({"kind": "gossip"}, "kind: must be one of retro, correction, failure, pattern"),
         ({"namespace": "../etc"}, "namespace: namespace must match ^[a-z0-9][a-z0-9._-]{0,62}$"),
-        ({"namespace": "x'; DROP TABLE memories;--"}, "namespace: namespace must match ^[a-z0-9][a-z0-9._-]{0,62}$"),
+        (
+            {"namespace": "x'; DROP TABLE memories;--"},
+            "namespace: namespace must match ^[a-z0-9][a-z0-9._-]{0,62}$",
+        ),
         ({"content": "   \n\t"}, "content: content is empty"),
         ({"content": "a\x00b"}, "content: content contains a NUL byte"),
         ({"heading": "bad \ud800 surrogate"}, "heading: heading is not valid Unicode"),

@@ -10,19 +10,34 @@ from memsieve.settings import Settings, redact_url
 def test_defaults_pick_local_without_a_key_and_openai_with_one() -> None:
     assert Settings.from_env({}).embedder == "local"
     assert Settings.from_env({"OPENAI_API_KEY": "sk-x"}).embedder == "openai"
-    assert Settings.from_env({"OPENAI_API_KEY": "sk-x", "MEMSIEVE_EMBEDDER": "hashing"}).embedder == "hashing"
+    assert (
+        Settings.from_env({"OPENAI_API_KEY": "sk-x", "MEMSIEVE_EMBEDDER": "hashing"}).embedder
+        == "hashing"
+    )
 
 
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"MEMSIEVE_EMBEDDER": "word2vec"}, "MEMSIEVE_EMBEDDER must be openai, local or hashing, got 'word2vec'"),
+        (
+            {"MEMSIEVE_EMBEDDER": "word2vec"},
+            "MEMSIEVE_EMBEDDER must be openai, local or hashing, got 'word2vec'",
+        ),
         ({"MEMSIEVE_EMBEDDER": "openai"}, "MEMSIEVE_EMBEDDER=openai needs OPENAI_API_KEY"),
-        ({"MEMSIEVE_DATABASE_URL": "mysql://x"}, "MEMSIEVE_DATABASE_URL must be a postgresql/postgres URL, got 'mysql://x'"),
+        (
+            {"MEMSIEVE_DATABASE_URL": "mysql://x"},
+            "MEMSIEVE_DATABASE_URL must be a postgresql/postgres URL, got 'mysql://x'",
+        ),
         ({"MEMSIEVE_BATCH_SIZE": "lots"}, "MEMSIEVE_BATCH_SIZE must be an integer, got 'lots'"),
         ({"MEMSIEVE_LOCK_TTL": "0"}, "MEMSIEVE_LOCK_TTL must be >= 1, got 0"),
-        ({"MEMSIEVE_THRESHOLD": "3"}, "MEMSIEVE_THRESHOLD must be a cosine distance in (0, 2), got 3.0"),
-        ({"MEMSIEVE_FLOWER_BASIC_AUTH": "nocolon"}, "MEMSIEVE_FLOWER_BASIC_AUTH must be user:password"),
+        (
+            {"MEMSIEVE_THRESHOLD": "3"},
+            "MEMSIEVE_THRESHOLD must be a cosine distance in (0, 2), got 3.0",
+        ),
+        (
+            {"MEMSIEVE_FLOWER_BASIC_AUTH": "nocolon"},
+            "MEMSIEVE_FLOWER_BASIC_AUTH must be user:password",
+        ),
     ],
 )
 def test_bad_settings_fail_loudly(env: dict[str, str], message: str) -> None:
@@ -35,7 +50,9 @@ def test_passwords_never_appear_in_errors_or_repr() -> None:
     with pytest.raises(ConfigError) as exc:
         Settings.from_env({"MEMSIEVE_DATABASE_URL": "mysql://u:hunter2@h/db"})
     assert "hunter2" not in str(exc.value)
-    s = Settings.from_env({"OPENAI_API_KEY": "sk-secret-value", "MEMSIEVE_FLOWER_BASIC_AUTH": "a:pw"})
+    s = Settings.from_env(
+        {"OPENAI_API_KEY": "sk-secret-value", "MEMSIEVE_FLOWER_BASIC_AUTH": "a:pw"}
+    )
     assert "sk-secret-value" not in repr(s) and "a:pw" not in repr(s)
     assert redact_url("redis://:pw@h:6379/0") == "redis://:***@h:6379/0"
 
@@ -48,7 +65,9 @@ def test_passwords_never_appear_in_errors_or_repr() -> None:
         ({"MEMSIEVE_GATE_CACHE_MB": "0"}, "MEMSIEVE_GATE_CACHE_MB must be >= 1, got 0"),
     ],
 )
-def test_settings_read_elsewhere_are_still_validated_at_start_up(env: dict[str, str], message: str) -> None:
+def test_settings_read_elsewhere_are_still_validated_at_start_up(
+    env: dict[str, str], message: str
+) -> None:
     with pytest.raises(ConfigError) as exc:
         Settings.from_env(env)
     assert str(exc.value) == message

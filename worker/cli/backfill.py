@@ -87,14 +87,21 @@ class _Progress:
                 TaskProgressColumn,
                 TextColumn,
                 TimeRemainingColumn,
-            )  # fmt: skip
+            )
 
             console = Console(stderr=True)
             self.bar = Progress(
-                TextColumn("[bold]backfill"), BarColumn(bar_width=None), MofNCompleteColumn(),
-                TaskProgressColumn(), TextColumn("{task.fields[rate]}"), TextColumn("eta"),
-                TimeRemainingColumn(), console=console, speed_estimate_period=20, expand=False,
-            )  # fmt: skip
+                TextColumn("[bold]backfill"),
+                BarColumn(bar_width=None),
+                MofNCompleteColumn(),
+                TaskProgressColumn(),
+                TextColumn("{task.fields[rate]}"),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                console=console,
+                speed_estimate_period=20,
+                expand=False,
+            )
             self.task = self.bar.add_task("", total=total, rate="")
             self.live = Live(Group(self.bar, self.counts), console=console, refresh_per_second=4)
             self.live.start()
@@ -166,8 +173,10 @@ def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Na
         finished.add(r["event_id"])
     resumed, sent = ck.sent, ck.sent
     if resumed:
-        print(f"resuming: {resumed} of {len(ids)} events were sent before; {len(finished)} are done",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"resuming: {resumed} of {len(ids)} events were sent before; {len(finished)} are done",
+            file=sys.stderr,
+        )
     progress = _Progress(len(ids), enabled=not args.no_progress and not args.json)
     last_change, hinted, interrupted = time.monotonic(), False, False
     try:
@@ -178,9 +187,11 @@ def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Na
                 if chunk:
                     payloads = [i.payload for i in chunk]
                     app.send_task(
-                        constants.TASK_CAPTURE, args=[payloads], queue=constants.QUEUE,
+                        constants.TASK_CAPTURE,
+                        args=[payloads],
+                        queue=constants.QUEUE,
                         argsrepr=_argsrepr(chunk),
-                    )  # fmt: skip
+                    )
                     outstanding.extend(i.event_id for i in chunk)
                 sent = min(sent + args.chunk, len(ids))
                 ck.advance(ids, sent)
@@ -209,8 +220,11 @@ def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Na
     if interrupted:
         _print_summary(
             f"backfill interrupted: {sent} of {len(ids)} events sent; run the same command again "
-            "to resume (nothing is sent twice)", final, args.json, extra,
-        )  # fmt: skip
+            "to resume (nothing is sent twice)",
+            final,
+            args.json,
+            extra,
+        )
         return 130
     title = f"backfill of {path}: " + ("sent, not waiting" if args.no_wait else "done")
     _print_summary(title, final, args.json, extra)

@@ -58,7 +58,10 @@ def send(items: list[Any], settings: Settings) -> None:
     for start in range(0, len(items), CHUNK):
         chunk = items[start : start + CHUNK]
         app.send_task(
-            constants.TASK_CAPTURE, args=[chunk], queue=constants.QUEUE, argsrepr=describe_payload(chunk)
+            constants.TASK_CAPTURE,
+            args=[chunk],
+            queue=constants.QUEUE,
+            argsrepr=describe_payload(chunk),
         )
 
 
@@ -106,7 +109,9 @@ def _event_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kind", help="retro | correction | failure | pattern")
     p.add_argument("--heading")
     p.add_argument("--content")
-    p.add_argument("--event-id", dest="event_id", help="idempotency key (default: derived from content)")
+    p.add_argument(
+        "--event-id", dest="event_id", help="idempotency key (default: derived from content)"
+    )
     p.add_argument("--tags", help="comma-separated")
     p.add_argument("--occurred-at", dest="occurred_at", help="ISO 8601 time (default: now)")
     p.add_argument("--supersedes", help="correction: the memory id it replaces")
@@ -120,7 +125,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--file", help="JSON lines of events ('-' for stdin)")
     p.add_argument("--json", action="store_true", help="print the ids as one JSON array")
     p.set_defaults(func=cmd_enqueue)
-    p = sub.add_parser("write", help="write one event through the gate now (no queue); prints the decision")
+    p = sub.add_parser(
+        "write", help="write one event through the gate now (no queue); prints the decision"
+    )
     _event_flags(p)
     p.set_defaults(func=cmd_write)
     p = sub.add_parser("schema", help="print the capture event JSON Schema")

@@ -12,7 +12,11 @@ from memsieve.settings import settings_help
 
 # Commands contributed by other modules: (module, function taking argv).
 EXTERNAL = {
-    "calibrate": ("memsieve.cli.calibrate", "cli_calibrate", "precision/recall of the gate on labelled pairs"),
+    "calibrate": (
+        "memsieve.cli.calibrate",
+        "cli_calibrate",
+        "precision/recall of the gate on labelled pairs",
+    ),
 }
 
 

@@ -37,11 +37,17 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
     else:
         rows = []
     out = [
-        {"memory_id": r["memory_id"], "kind": r["kind"], "heading": r["heading"],
-         "content": r["content"], "tags": r["tags"], "distance": round(r["distance"], 6),
-         "created_at": r["created_at"]}
+        {
+            "memory_id": r["memory_id"],
+            "kind": r["kind"],
+            "heading": r["heading"],
+            "content": r["content"],
+            "tags": r["tags"],
+            "distance": round(r["distance"], 6),
+            "created_at": r["created_at"],
+        }
         for r in rows
-    ]  # fmt: skip
+    ]
     if args.json:
         emit_json(out)
         return 0
@@ -84,8 +90,10 @@ def cmd_events(settings: Settings, args: argparse.Namespace) -> int:
     for r in rows:
         outcome = r["decision"] or r["status"]
         extra = f" reason={r['reason']}" if r["reason"] and r["status"] != "written" else ""
-        print(f"{short_ts(r['received_at'])}  {r['event_id']}  {r['namespace'] or '-'}  {outcome}{extra}"
-              + (f"  {r['detail']}" if r["detail"] and r["status"] != "written" else ""))
+        print(
+            f"{short_ts(r['received_at'])}  {r['event_id']}  {r['namespace'] or '-'}  {outcome}{extra}"
+            + (f"  {r['detail']}" if r["detail"] and r["status"] != "written" else "")
+        )
     return 0
 
 
@@ -118,9 +126,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("query")
     p.add_argument("-k", type=int, default=5)
     p.add_argument(
-        "--as-of", dest="as_of", metavar="TIME",
+        "--as-of",
+        dest="as_of",
+        metavar="TIME",
         help="answer from the memories live at TIME (ISO 8601; no zone = UTC, a date = 00:00 UTC)",
-    )  # fmt: skip
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_recall)
     p = sub.add_parser("events", help="the capture ledger")

@@ -45,7 +45,9 @@ def cmd_reembed(settings: Settings, args: argparse.Namespace) -> int:
     try:
         target = embedder_settings(settings, args.to)
     except ValueError:
-        return fail(f"unknown model {args.to!r}: use openai, local, hashing or one of {', '.join(KNOWN)}")
+        return fail(
+            f"unknown model {args.to!r}: use openai, local, hashing or one of {', '.join(KNOWN)}"
+        )
     settings = resolve(settings, need_redis=False)
     store = Store(settings.database_url or "", max_size=2)
     store.migrate()
@@ -55,9 +57,12 @@ def cmd_reembed(settings: Settings, args: argparse.Namespace) -> int:
         print(f"the store already holds {emb.model} vectors; nothing to do")
         return 0
     with Progress(
-        TextColumn("re-embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        TextColumn("re-embedding"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
         disable=args.json,
-    ) as bar:  # fmt: skip
+    ) as bar:
         task = bar.add_task("reembed", total=None)
 
         def progress(done: int, total: int) -> None:
@@ -77,8 +82,14 @@ def cmd_reembed(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("reembed", help="move the store to another embedder (resumable, atomic switch)")
-    p.add_argument("--to", required=True, help="openai | local | hashing, or a model name such as all-MiniLM-L6-v2")
+    p = sub.add_parser(
+        "reembed", help="move the store to another embedder (resumable, atomic switch)"
+    )
+    p.add_argument(
+        "--to",
+        required=True,
+        help="openai | local | hashing, or a model name such as all-MiniLM-L6-v2",
+    )
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_reembed)

@@ -34,17 +34,27 @@ def _child_env(settings: Settings) -> dict[str, str]:
 
 def flower_command(settings: Settings) -> list[str]:
     cmd = [
-        sys.executable, "-m", "celery", "-A", "memsieve.app", f"--broker={settings.broker_url}",
-        "flower", f"--port={settings.flower_port}", f"--address={settings.flower_address}",
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "memsieve.app",
+        f"--broker={settings.broker_url}",
+        "flower",
+        f"--port={settings.flower_port}",
+        f"--address={settings.flower_address}",
         "--purge_offline_workers=60",
-    ]  # fmt: skip
+    ]
     if settings.flower_basic_auth:
         cmd.append(f"--basic-auth={settings.flower_basic_auth}")
     return cmd
 
 
 def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
-    if settings.flower_address not in ("127.0.0.1", "localhost", "::1") and not settings.flower_basic_auth:
+    if (
+        settings.flower_address not in ("127.0.0.1", "localhost", "::1")
+        and not settings.flower_basic_auth
+    ):
         return fail("MEMSIEVE_FLOWER_BASIC_AUTH is required when Flower binds beyond localhost")
     services = EmbeddedServices(settings.home)
     started_pg = not settings.database_url and not services.pg.running()
@@ -56,19 +66,44 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     applied = store.migrate()
     store.close()
     env = _child_env(settings)
-    worker_cmd = [sys.executable, "-m", "memsieve.cli.main", "worker", "--concurrency", str(args.concurrency or settings.concurrency)]
+    worker_cmd = [
+        sys.executable,
+        "-m",
+        "memsieve.cli.main",
+        "worker",
+        "--concurrency",
+        str(args.concurrency or settings.concurrency),
+    ]
     procs: list[tuple[str, subprocess.Popen[bytes]]] = []
     procs.append(("worker", subprocess.Popen(worker_cmd, env=env)))
     if settings.flower_port:
-        procs.append(("flower", subprocess.Popen(flower_command(settings), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+        procs.append(
+            (
+                "flower",
+                subprocess.Popen(
+                    flower_command(settings),
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                ),
+            )
+        )
     print(
         "memsieve is up\n"
         f"  database   {redact_url(settings.database_url or '')}\n"
         f"  broker     {redact_url(settings.broker_url or '')}\n"
         f"  embedder   {settings.embedder}\n"
         f"  migrations {', '.join(applied) if applied else 'up to date'}\n"
-        + (f"  flower     http://{settings.flower_address}:{settings.flower_port}\n" if settings.flower_port else "")
-        + (f"  metrics    http://127.0.0.1:{settings.metrics_port}/metrics\n" if settings.metrics_port else "")
+        + (
+            f"  flower     http://{settings.flower_address}:{settings.flower_port}\n"
+            if settings.flower_port
+            else ""
+        )
+        + (
+            f"  metrics    http://127.0.0.1:{settings.metrics_port}/metrics\n"
+            if settings.metrics_port
+            else ""
+        )
         + "Ctrl-C stops it; accepted events stay in the inbox and are written on the next start.",
         flush=True,
     )
@@ -85,12 +120,18 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
         while not stopping:
             for name, p in procs:
                 if p.poll() is not None:
-                    print(f"memsieve: {name} exited with code {p.returncode}; stopping", file=sys.stderr)
+                    print(
+                        f"memsieve: {name} exited with code {p.returncode}; stopping",
+                        file=sys.stderr,
+                    )
                     stopping = True
                     code = 1
             time.sleep(0.2)
     finally:
-        print("memsieve: stopping (warm shutdown: running tasks finish, unacked messages return to the queue)", flush=True)
+        print(
+            "memsieve: stopping (warm shutdown: running tasks finish, unacked messages return to the queue)",
+            flush=True,
+        )
         for _name, p in procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
@@ -121,7 +162,9 @@ def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
     try:
         _migrate_when_reachable(store)
     except psycopg.OperationalError as exc:
-        return fail(f"database not reachable at {redact_url(settings.database_url or '')}: {str(exc).strip()}")
+        return fail(
+            f"database not reachable at {redact_url(settings.database_url or '')}: {str(exc).strip()}"
+        )
     # Fail loudly before taking any message if the embedder does not match the store.
     try:
         Pipeline(settings, store=store).ensure_bound()
@@ -137,9 +180,15 @@ def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
         metrics.prepare_multiprocess(settings.home)
         metrics.serve(settings.metrics_port, settings.database_url, settings.metrics_address)
     argv = [
-        "worker", f"--loglevel={settings.log_level}", f"--concurrency={args.concurrency or settings.concurrency}",
-        f"--pool={args.pool}", "-E", "--without-gossip", "--without-mingle", f"--queues={args.queue}",
-    ]  # fmt: skip
+        "worker",
+        f"--loglevel={settings.log_level}",
+        f"--concurrency={args.concurrency or settings.concurrency}",
+        f"--pool={args.pool}",
+        "-E",
+        "--without-gossip",
+        "--without-mingle",
+        f"--queues={args.queue}",
+    ]
     if args.hostname:
         argv.append(f"--hostname={args.hostname}")
     app.worker_main(argv)
@@ -180,8 +229,12 @@ def cmd_down(settings: Settings, args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from memsieve.constants import QUEUE
 
-    p = sub.add_parser("up", help="run everything on this machine: embedded Postgres+Redis, worker, Flower")
-    p.add_argument("--concurrency", type=int, default=0, help="worker processes (default MEMSIEVE_CONCURRENCY)")
+    p = sub.add_parser(
+        "up", help="run everything on this machine: embedded Postgres+Redis, worker, Flower"
+    )
+    p.add_argument(
+        "--concurrency", type=int, default=0, help="worker processes (default MEMSIEVE_CONCURRENCY)"
+    )
     p.set_defaults(func=cmd_up)
     p = sub.add_parser("worker", help="a Celery worker against the configured services")
     p.add_argument("--concurrency", type=int, default=0)
@@ -191,7 +244,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_worker)
     p = sub.add_parser("migrate", help="apply pending SQL migrations")
     p.set_defaults(func=cmd_migrate)
-    p = sub.add_parser("down", help="stop the embedded Postgres and Redis started for MEMSIEVE_HOME")
+    p = sub.add_parser(
+        "down", help="stop the embedded Postgres and Redis started for MEMSIEVE_HOME"
+    )
     p.set_defaults(func=cmd_down)
 
 

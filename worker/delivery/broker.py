@@ -28,9 +28,20 @@ def record_garbage(raw: bytes, reason: str, detail: str) -> str:
         from memsieve.store.postgres import InboxEvent
 
         runtime.pipeline().store.insert_events(
-            [InboxEvent(eid, None, None, None, None, payload_hash=eid, status="rejected",
-                        reason=reason, detail=detail)]
-        )  # fmt: skip
+            [
+                InboxEvent(
+                    eid,
+                    None,
+                    None,
+                    None,
+                    None,
+                    payload_hash=eid,
+                    status="rejected",
+                    reason=reason,
+                    detail=detail,
+                )
+            ]
+        )
     except Exception as exc:  # noqa: BLE001 - never let bookkeeping kill the consumer
         log.error("could not record %s message %s: %s", reason, eid, type(exc).__name__)
     log.warning(
@@ -44,9 +55,7 @@ class SafeChannel(redis.Channel):
     def _brpop_read(self, **options: Any) -> bool:
         try:
             try:
-                dest__item = self.client.parse_response(
-                    self.client.connection, "BRPOP", **options
-                )
+                dest__item = self.client.parse_response(self.client.connection, "BRPOP", **options)
             except self.connection_errors:
                 self.client.connection.disconnect()
                 raise
@@ -61,7 +70,9 @@ class SafeChannel(redis.Channel):
                     raise ValueError("not a kombu envelope")
             except Exception as exc:  # noqa: BLE001
                 raw = item if isinstance(item, bytes) else str(item).encode("utf-8", "replace")
-                record_garbage(raw, "not_a_task_message", f"broker item is not a message: {type(exc).__name__}")
+                record_garbage(
+                    raw, "not_a_task_message", f"broker item is not a message: {type(exc).__name__}"
+                )
                 return True
             self.connection._deliver(payload, dest)
             return True
@@ -70,7 +81,6 @@ class SafeChannel(redis.Channel):
             flush = getattr(self, "_flush_brpop_reauth", None)
             if flush is not None:
                 flush()
-
 
     def _connparams(self, asynchronous: bool = False) -> Any:
         # kombu bug: after the broker drops, the consumer closes the connection, and the

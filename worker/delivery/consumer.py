@@ -25,7 +25,11 @@ def describe_payload(payload: Any) -> str:
 
     items = payload if isinstance(payload, list) else [payload]
     namespaces = sorted(
-        {i["namespace"] for i in items if isinstance(i, dict) and isinstance(i.get("namespace"), str)}
+        {
+            i["namespace"]
+            for i in items
+            if isinstance(i, dict) and isinstance(i.get("namespace"), str)
+        }
     )
     ns = ",".join(namespaces)[:80]
     first = event_id_for(items[0]) if items else "-"

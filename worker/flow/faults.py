@@ -43,8 +43,12 @@ def pause(stage: str, namespace: str, events: int) -> None:
     if seconds > 0:
         log.warning(
             "fault injection: pausing %.2fs in %s (namespace %s, %d events, pid %d)",
-            seconds, stage, namespace, events, os.getpid(),
-        )  # fmt: skip
+            seconds,
+            stage,
+            namespace,
+            events,
+            os.getpid(),
+        )
         time.sleep(seconds)
 
 

@@ -48,7 +48,10 @@ class NamespaceLock:
                 self._lock.extend(self.ttl, replace_ttl=True)
             except (LockError, LockNotOwnedError):
                 self.lost = True
-                log.warning("lock for namespace %s was lost (expired); the advisory lock still guards writes", self.namespace)
+                log.warning(
+                    "lock for namespace %s was lost (expired); the advisory lock still guards writes",
+                    self.namespace,
+                )
                 return
             except redis.RedisError as exc:
                 log.warning("could not renew lock for namespace %s: %s", self.namespace, exc)

@@ -129,9 +129,12 @@ class Pipeline:
         assert settings.database_url and settings.redis_url, "call Settings.resolved() first"
         self.store = store or Store(settings.database_url)
         self.redis = redis_client or redis.Redis.from_url(
-            settings.redis_url, socket_timeout=10, socket_connect_timeout=5,
-            health_check_interval=30, retry_on_timeout=True,
-        )  # fmt: skip
+            settings.redis_url,
+            socket_timeout=10,
+            socket_connect_timeout=5,
+            health_check_interval=30,
+            retry_on_timeout=True,
+        )
         self._embedder = embedder
         self.policy = policy.PolicyConfig.load(settings.policy_file, os.environ)
         self.guards = tuple(guards.default_guards())
@@ -195,9 +198,16 @@ class Pipeline:
     @staticmethod
     def _refused(eid: str, namespace: str | None, reason: str, detail: str) -> InboxEvent:
         return InboxEvent(
-            event_id=eid, namespace=namespace, kind=None, heading=None, content=None,
-            payload_hash=eid, status="rejected", reason=reason, detail=detail,
-        )  # fmt: skip
+            event_id=eid,
+            namespace=namespace,
+            kind=None,
+            heading=None,
+            content=None,
+            payload_hash=eid,
+            status="rejected",
+            reason=reason,
+            detail=detail,
+        )
 
     def accept(self, items: Sequence[Any]) -> list[Accepted]:
         """Validate, filter and persist events; idempotent by event id."""
@@ -215,9 +225,13 @@ class Pipeline:
                 metrics.refused(r.reason)
                 decisions_log.info(
                     "rejected",
-                    extra={"event_id": r.event_id, "namespace": r.namespace,
-                           "decision": "rejected", "reason": r.reason},
-                )  # fmt: skip
+                    extra={
+                        "event_id": r.event_id,
+                        "namespace": r.namespace,
+                        "decision": "rejected",
+                        "reason": r.reason,
+                    },
+                )
             new.discard(r.event_id)
         return out
 
@@ -288,9 +302,13 @@ class Pipeline:
                 result.dead.append(p.event_id)
                 decisions_log.info(
                     "dead",
-                    extra={"event_id": p.event_id, "namespace": namespace,
-                           "decision": "dead", "reason": "worker_lost"},
-                )  # fmt: skip
+                    extra={
+                        "event_id": p.event_id,
+                        "namespace": namespace,
+                        "decision": "dead",
+                        "reason": "worker_lost",
+                    },
+                )
         return keep
 
     def _claimed(self, namespace: str, pending: list[Pending], result: FlushResult) -> None:
@@ -304,7 +322,9 @@ class Pipeline:
             try:
                 self.store.set_claimed(ids, False)
             except psycopg.Error as exc:  # the store is down: the original error says why
-                log.warning("could not clear the claim on %d events: %s", len(ids), type(exc).__name__)
+                log.warning(
+                    "could not clear the claim on %d events: %s", len(ids), type(exc).__name__
+                )
 
     def _process(self, namespace: str, pending: list[Pending], result: FlushResult) -> None:
         emb = self.embedder
@@ -331,9 +351,13 @@ class Pipeline:
                     result.dead.append(p.event_id)
                     decisions_log.info(
                         "dead",
-                        extra={"event_id": p.event_id, "namespace": namespace,
-                               "decision": "dead", "reason": v.reason},
-                    )  # fmt: skip
+                        extra={
+                            "event_id": p.event_id,
+                            "namespace": namespace,
+                            "decision": "dead",
+                            "reason": v.reason,
+                        },
+                    )
             else:
                 retry_after = max(retry_after or 0.0, v.retry_after or 0.0) or None
                 if v.reason != batching.NOT_ATTEMPTED:
@@ -360,10 +384,15 @@ class Pipeline:
             if o.decision != "skipped":
                 decisions_log.info(
                     o.decision,
-                    extra={"event_id": o.event_id, "namespace": namespace, "decision": o.decision,
-                           "memory_id": o.memory_id, "supersedes": o.supersedes,
-                           "distance": o.distance},
-                )  # fmt: skip
+                    extra={
+                        "event_id": o.event_id,
+                        "namespace": namespace,
+                        "decision": o.decision,
+                        "memory_id": o.memory_id,
+                        "supersedes": o.supersedes,
+                        "distance": o.distance,
+                    },
+                )
         result.outcomes.extend(outcomes)
 
     def _write(
@@ -386,9 +415,10 @@ class Pipeline:
                 return outcomes
             ev_id = ready[0][0].event_id
             dead = self.store.fail_attempt(
-                [ev_id], f"write failed: {type(exc).__name__}: {str(exc)[:300]}",
+                [ev_id],
+                f"write failed: {type(exc).__name__}: {str(exc)[:300]}",
                 self.settings.max_attempts,
-            )  # fmt: skip
+            )
             result.dead.extend(dead)
             metrics.died(dead)
             if not dead:

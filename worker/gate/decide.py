@@ -163,7 +163,12 @@ def decision_record(
         # Found by content hash before any vector search: the identical row is the
         # only candidate; record it so the merge can be explained.
         record["candidates"] = [
-            {"memory_id": d.target, "distance": 0.0, "within_threshold": True,
-             "identical": True, "vetoes": []}
-        ]  # fmt: skip
+            {
+                "memory_id": d.target,
+                "distance": 0.0,
+                "within_threshold": True,
+                "identical": True,
+                "vetoes": [],
+            }
+        ]
     return record

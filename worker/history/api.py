@@ -1,10 +1,10 @@
 """The agent-facing Python API over history, as-of recall and explanations.
 
-    from memsieve.history.api import History
-    h = History.from_settings(Settings.from_env().resolved())
-    h.history(memory_id)                         # Lineage: every version, both directions
-    h.recall_as_of("deploys", "deploy day", as_of=datetime(2026, 1, 15, tzinfo=UTC))
-    h.explain(memory_or_event_id).text            # plain English; the object holds the facts
+from memsieve.history.api import History
+h = History.from_settings(Settings.from_env().resolved())
+h.history(memory_id)                         # Lineage: every version, both directions
+h.recall_as_of("deploys", "deploy day", as_of=datetime(2026, 1, 15, tzinfo=UTC))
+h.explain(memory_or_event_id).text            # plain English; the object holds the facts
 """
 
 from __future__ import annotations

@@ -173,8 +173,11 @@ def explain_memory(store: Store, memory_id: str) -> Explanation | None:
         merged = cur.fetchall()
         head = f"Memory {short(memory_id)} ({quote(v.heading + ': ' + v.content)})"
         subject = f"{head} exists because {_event_phrase(ev, v.event_id, v.created_at)}"
-        parts = [_decision_sentence(cur, v.decision, subject) if v.decision else
-                 f"{subject} wrote it; no decision record was kept."]  # fmt: skip
+        parts = [
+            _decision_sentence(cur, v.decision, subject)
+            if v.decision
+            else f"{subject} wrote it; no decision record was kept."
+        ]
         if merged:
             shown = ", ".join(f"{m['event_id']} ({fmt_ts(m['finished_at'])})" for m in merged[:5])
             more = f" and {len(merged) - 5} more" if len(merged) > 5 else ""
@@ -203,15 +206,27 @@ def explain_memory(store: Store, memory_id: str) -> Explanation | None:
         v.decision.get("action", ""), "unknown"
     )
     facts = {
-        "memory": {k: getattr(v, k) for k in ("memory_id", "namespace", "kind", "heading",
-                                              "content", "created_at", "deleted_at", "event_id",
-                                              "agent", "intervals")},
+        "memory": {
+            k: getattr(v, k)
+            for k in (
+                "memory_id",
+                "namespace",
+                "kind",
+                "heading",
+                "content",
+                "created_at",
+                "deleted_at",
+                "event_id",
+                "agent",
+                "intervals",
+            )
+        },
         "decision": v.decision,
         "event": ev,
         "merged_events": merged,
         "revisions": [asdict(s) for s in lin.steps],
         "live_versions": [o.memory_id for o in lin.live],
-    }  # fmt: skip
+    }
     return Explanation(memory_id, "memory", outcome, v.live, " ".join(parts), facts)
 
 

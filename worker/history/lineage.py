@@ -169,16 +169,24 @@ def lineage_in(cur: Any, memory_id: str) -> Lineage | None:
         own = links.get(mid)
         versions.append(
             Version(
-                memory_id=mid, namespace=r["namespace"], kind=r["kind"], heading=r["heading"],
-                content=r["content"], created_at=r["created_at"], deleted_at=r["deleted_at"],
-                live=r["deleted_at"] is None, event_id=r["event_id"], agent=r["agent"],
+                memory_id=mid,
+                namespace=r["namespace"],
+                kind=r["kind"],
+                heading=r["heading"],
+                content=r["content"],
+                created_at=r["created_at"],
+                deleted_at=r["deleted_at"],
+                live=r["deleted_at"] is None,
+                event_id=r["event_id"],
+                agent=r["agent"],
                 intervals=intervals.get(mid, []),
                 supersedes=own.older_id if own else None,
                 supersede_active=own.active if own else None,
                 superseded_by=[lk.newer_id for lk in links.values() if lk.older_id == mid],
-                decision=r["decision"] or {}, number=n,
+                decision=r["decision"] or {},
+                number=n,
             )
-        )  # fmt: skip
+        )
     return Lineage(memory_id, rows[0]["namespace"], versions, steps, list(links.values()))
 
 

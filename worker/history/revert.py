@@ -174,8 +174,9 @@ def revert(
             f"as the original write decided. Recorded as rev-{revision}"
         )
     text += f" ({fmt_ts(at)}{', by ' + actor if actor else ''}). To undo: memsieve revert rev-{revision}"
-    return RevertResult(revision, kind, latest["id"], namespace, newer_id, older_id, at,
-                        actor, reason, text)  # fmt: skip
+    return RevertResult(
+        revision, kind, latest["id"], namespace, newer_id, older_id, at, actor, reason, text
+    )
 
 
 def _revive(

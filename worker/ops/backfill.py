@@ -217,11 +217,19 @@ class Checkpoint:
         self.sent, self.prefix_digest = sent, _digest(ids[:sent])
         self.file.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({
-            "source": self.source, "namespace": self.namespace, "total": self.total,
-            "sent": self.sent, "prefix_digest": self.prefix_digest,
-            "started_at": self.started_at, "updated_at": time.time(),
-        }))  # fmt: skip
+        tmp.write_text(
+            json.dumps(
+                {
+                    "source": self.source,
+                    "namespace": self.namespace,
+                    "total": self.total,
+                    "sent": self.sent,
+                    "prefix_digest": self.prefix_digest,
+                    "started_at": self.started_at,
+                    "updated_at": time.time(),
+                }
+            )
+        )
         os.replace(tmp, self.file)
 
     def reset(self) -> None:
@@ -258,11 +266,16 @@ class Summary:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "items": self.items, "events": self.events,
-            "inserted": self.written["inserted"], "superseded": self.written["superseded"],
-            "merged": self.written["merged"], "rejected": dict(sorted(self.rejected.items())),
-            "dead": dict(sorted(self.dead.items())), "pending": self.pending, "unseen": self.unseen,
-        }  # fmt: skip
+            "items": self.items,
+            "events": self.events,
+            "inserted": self.written["inserted"],
+            "superseded": self.written["superseded"],
+            "merged": self.written["merged"],
+            "rejected": dict(sorted(self.rejected.items())),
+            "dead": dict(sorted(self.dead.items())),
+            "pending": self.pending,
+            "unseen": self.unseen,
+        }
 
     def lines(self) -> list[str]:
         def by(c: Counter[str]) -> str:
@@ -270,13 +283,14 @@ class Summary:
             return f"{sum(c.values())}" + (f" ({inner})" if inner else "")
 
         out = [
-            f"  events      {self.events}" + (f"  (from {self.items} items)" if self.items != self.events else ""),
+            f"  events      {self.events}"
+            + (f"  (from {self.items} items)" if self.items != self.events else ""),
             f"  inserted    {self.written['inserted']}",
             f"  superseded  {self.written['superseded']}",
             f"  merged      {self.written['merged']}",
             f"  rejected    {by(self.rejected)}",
             f"  dead        {by(self.dead)}",
-        ]  # fmt: skip
+        ]
         if self.pending:
             out.append(f"  pending     {self.pending}  (in the inbox; workers will finish them)")
         if self.unseen:

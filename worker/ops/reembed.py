@@ -56,8 +56,12 @@ def _pending_rows(
     ).fetchall()
 
 
-def _stage(conn: psycopg.Connection, embedder: Embedder, store: Store,
-           rows: list[tuple[str, str, str, str]]) -> tuple[int, list[str]]:  # fmt: skip
+def _stage(
+    conn: psycopg.Connection,
+    embedder: Embedder,
+    store: Store,
+    rows: list[tuple[str, str, str, str]],
+) -> tuple[int, list[str]]:
     """Embed `rows` with the new embedder and stage them. Returns (staged, refused ids)."""
     items = [(h, memory_text(head, content)) for _, head, content, h in rows]
     outcomes = embed.embed_items(embedder, store, items)
@@ -119,7 +123,9 @@ def reembed(
             )
         stragglers = _cut_over(conn, store, embedder)
     log.info("store moved from %s to %s (%d memories)", source, embedder.model, total)
-    return ReembedResult(source, embedder.model, total, done - already, already, stragglers, dead, True)
+    return ReembedResult(
+        source, embedder.model, total, done - already, already, stragglers, dead, True
+    )
 
 
 def _cut_over(conn: psycopg.Connection, store: Store, embedder: Embedder) -> int:

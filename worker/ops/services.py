@@ -105,9 +105,15 @@ class EmbeddedPostgres:
         if self.user:
             self._prepare_root()
         self._run(
-            "initdb", "-D", str(self.datadir), "--auth=trust", "--encoding=UTF8",
-            "--locale=C", "-U", "postgres",
-        )  # fmt: skip
+            "initdb",
+            "-D",
+            str(self.datadir),
+            "--auth=trust",
+            "--encoding=UTF8",
+            "--locale=C",
+            "-U",
+            "postgres",
+        )
         port = free_port()
         conf = self.datadir / "postgresql.conf"
         with conf.open("a") as f:
@@ -143,7 +149,9 @@ class EmbeddedPostgres:
         self.init()
         if not self.running():
             logfile = self.datadir / "server.log"
-            self._run("pg_ctl", "-D", str(self.datadir), "-l", str(logfile), "-w", "-t", "60", "start")
+            self._run(
+                "pg_ctl", "-D", str(self.datadir), "-l", str(logfile), "-w", "-t", "60", "start"
+            )
             deadline = time.monotonic() + 30
             while not _port_open(self.port):
                 if time.monotonic() > deadline:
@@ -161,7 +169,9 @@ class EmbeddedPostgres:
             ).fetchone()
             if row is None:
                 conn.execute(
-                    psycopg.sql.SQL("CREATE DATABASE {}").format(psycopg.sql.Identifier(self.database))
+                    psycopg.sql.SQL("CREATE DATABASE {}").format(
+                        psycopg.sql.Identifier(self.database)
+                    )
                 )
 
     def stop(self, mode: str = "fast") -> None:
@@ -218,21 +228,32 @@ class EmbeddedRedis:
         if not self.running():
             args = [
                 self.executable,
-                "--port", str(self.port),
-                "--bind", "127.0.0.1",
-                "--dir", str(self.datadir),
-                "--pidfile", str(self.pid_file),
-                "--logfile", str(self.datadir / "redis.log"),
-                "--daemonize", "yes",
-                "--save", "",
-                "--appendonly", "yes" if self.appendonly else "no",
-                "--appendfsync", "everysec",
-            ]  # fmt: skip
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.datadir),
+                "--pidfile",
+                str(self.pid_file),
+                "--logfile",
+                str(self.datadir / "redis.log"),
+                "--daemonize",
+                "yes",
+                "--save",
+                "",
+                "--appendonly",
+                "yes" if self.appendonly else "no",
+                "--appendfsync",
+                "everysec",
+            ]
             subprocess.run(args, check=True, capture_output=True, timeout=30)
             deadline = time.monotonic() + 15
             while not _port_open(self.port):
                 if time.monotonic() > deadline:
-                    raise ConfigError(f"embedded redis did not start; see {self.datadir / 'redis.log'}")
+                    raise ConfigError(
+                        f"embedded redis did not start; see {self.datadir / 'redis.log'}"
+                    )
                 time.sleep(0.05)
         return self.url()
 

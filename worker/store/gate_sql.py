@@ -83,11 +83,23 @@ def write_one(
         " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
         " RETURNING id::text, created_at",
         (
-            ev.namespace, ev.kind, ev.heading, ev.content, ev.tags, ev.content_hash, vec,
-            model, dims, supersedes, ev.event_id, ev.agent, ev.session, ev.occurred_at,
+            ev.namespace,
+            ev.kind,
+            ev.heading,
+            ev.content,
+            ev.tags,
+            ev.content_hash,
+            vec,
+            model,
+            dims,
+            supersedes,
+            ev.event_id,
+            ev.agent,
+            ev.session,
+            ev.occurred_at,
             json.dumps(record),
         ),
-    )  # fmt: skip
+    )
     new_id, created_at = cur.fetchone()  # type: ignore[misc]
     if supersedes is not None:
         cur.execute(
@@ -105,6 +117,7 @@ def write_one(
         decision = "inserted"
     _finish(cur, ev.event_id, decision, new_id, supersedes, d.distance, d.reason, record)
     return Outcome(ev.event_id, decision, new_id, supersedes, d.distance, d.reason)
+
 
 def _finish(
     cur: psycopg.Cursor[Any],

@@ -107,9 +107,7 @@ class _Batch:
     def knows(self, memory_id: str) -> bool:
         return memory_id in self.live.by_id or any(r.memory_id == memory_id for r in self.new_rows)
 
-    def nearest(
-        self, q: np.ndarray, base_scores: np.ndarray | None, k: int
-    ) -> list[Candidate]:
+    def nearest(self, q: np.ndarray, base_scores: np.ndarray | None, k: int) -> list[Candidate]:
         found: list[tuple[vectors.Row, np.ndarray]] = []
         if base_scores is not None:
             for i in vectors.top_k(base_scores, self.alive, k):
@@ -219,8 +217,11 @@ def write_batch(
         q = q_all[n]
         same = batch.by_hash(ev.content_hash)
         if same is not None:
-            candidates = [Candidate(same.memory_id, same.kind, same.heading, same.content,
-                                         same.content_hash, 0.0)]  # fmt: skip
+            candidates = [
+                Candidate(
+                    same.memory_id, same.kind, same.heading, same.content, same.content_hash, 0.0
+                )
+            ]
         else:
             candidates = batch.nearest(q, scores[n] if scores is not None else None, k)
             target = ev.target_memory
@@ -237,8 +238,9 @@ def write_batch(
                         (np.asarray(vec, np.float32), target, namespace),
                     )
                     candidates += [Candidate(*r) for r in cur.fetchall()]
-        incoming = Incoming(ev.namespace, ev.kind, ev.heading, ev.content, ev.content_hash,
-                                 ev.target_memory)  # fmt: skip
+        incoming = Incoming(
+            ev.namespace, ev.kind, ev.heading, ev.content, ev.content_hash, ev.target_memory
+        )
         d = decide(incoming, candidates, threshold_for(ev.kind), guards)
         record = json.dumps(record_for(d, ev, model, dims, k, guards))
         if d.action == "merge":
@@ -250,11 +252,26 @@ def write_batch(
             flush_segment()
         new_id = str(uuid.uuid4())
         supersedes = d.target if d.action == "supersede" else None
-        inserts.append((
-            new_id, ev.namespace, ev.kind, ev.heading, ev.content, ev.tags, ev.content_hash,
-            raw_all[n], model, dims, supersedes, ev.event_id,
-            ev.agent, ev.session, ev.occurred_at, record,
-        ))  # fmt: skip
+        inserts.append(
+            (
+                new_id,
+                ev.namespace,
+                ev.kind,
+                ev.heading,
+                ev.content,
+                ev.tags,
+                ev.content_hash,
+                raw_all[n],
+                model,
+                dims,
+                supersedes,
+                ev.event_id,
+                ev.agent,
+                ev.session,
+                ev.occurred_at,
+                record,
+            )
+        )
         batch.add(vectors.Row(new_id, ev.kind, ev.heading, ev.content, ev.content_hash), q)
         decision = "inserted"
         if supersedes is not None:

@@ -125,13 +125,24 @@ class Store:
             return []
         params = [
             (
-                r.event_id, to_db_text(r.namespace), r.kind, to_db_text(r.heading),
-                to_db_text(r.content), [to_db_text(t) for t in r.tags], r.occurred_at,
-                to_db_text(r.agent), to_db_text(r.session), r.target_memory,
-                r.payload_hash, r.status, r.reason, to_db_text(r.detail), r.status != "pending",
+                r.event_id,
+                to_db_text(r.namespace),
+                r.kind,
+                to_db_text(r.heading),
+                to_db_text(r.content),
+                [to_db_text(t) for t in r.tags],
+                r.occurred_at,
+                to_db_text(r.agent),
+                to_db_text(r.session),
+                r.target_memory,
+                r.payload_hash,
+                r.status,
+                r.reason,
+                to_db_text(r.detail),
+                r.status != "pending",
             )
             for r in rows
-        ]  # fmt: skip
+        ]
         new: list[str] = []
         # One pipelined, prepared statement for the whole message (a backfill sends hundreds
         # of events per message): one round trip instead of one per row.
@@ -292,14 +303,30 @@ class Store:
             if os.environ.get("MEMSIEVE_GATE_SEARCH", "memory") == "sql":
                 for ev, vector in items:
                     outcomes.append(
-                        gate_sql.write_one(cur, ev, np.asarray(vector, dtype=np.float32), model,
-                                           dims, threshold_for(ev.kind), guards, k)
-                    )  # fmt: skip
+                        gate_sql.write_one(
+                            cur,
+                            ev,
+                            np.asarray(vector, dtype=np.float32),
+                            model,
+                            dims,
+                            threshold_for(ev.kind),
+                            guards,
+                            k,
+                        )
+                    )
                 return outcomes
             outcomes, install = gate_write.write_batch(
-                cur, self.gate_cache, namespace, items, model, dims, threshold_for, guards, k,
+                cur,
+                self.gate_cache,
+                namespace,
+                items,
+                model,
+                dims,
+                threshold_for,
+                guards,
+                k,
                 decision_record,
-            )  # fmt: skip
+            )
         install()  # committed: the process's copy of the namespace may move forward
         return outcomes
 
