@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -28,6 +30,25 @@ from memsieve.store.postgres import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 _counter = itertools.count()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A temporary root of this session's own (unless --basetemp says where).
+
+    pytest's default root (/tmp/pytest-of-USER/pytest-N) keeps the last three sessions and
+    deletes older ones: with several test runs at once on one machine (CI beside a developer,
+    or two checkouts), one session could delete the data directory of another session's
+    embedded PostgreSQL while it runs.
+    """
+    if not config.option.basetemp:
+        config.option.basetemp = tempfile.mkdtemp(prefix="memsieve-tests-")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Remove the session's root when everything passed (kept for a look otherwise)."""
+    root = Path(session.config.option.basetemp)
+    if exitstatus == 0 and root.name.startswith("memsieve-tests-"):
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
