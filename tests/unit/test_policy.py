@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import re
 import unicodedata
@@ -32,6 +33,7 @@ CORPUS = [
     if line
 ]
 DEFAULT = PolicyConfig()
+KEY = b"0123456789abcdef0123456789abcdef"
 
 
 def event(sample: dict[str, Any], **changes: Any) -> CaptureEvent:
@@ -90,9 +92,9 @@ def _secret_values(text: str) -> list[str]:
 @pytest.mark.parametrize("sample", CORPUS, ids=lambda s: s["format"])
 def test_corpus_secret_is_refused_and_never_echoed(sample: dict[str, str]) -> None:
     ev = lesson(sample["text"])
-    verdict = evaluate(ev, DEFAULT)
+    verdict = evaluate(ev, DEFAULT, KEY)
     assert (verdict.admitted, verdict.reason) == (False, "secret")
-    assert verdict.fingerprint == hashlib.sha256(ev.text.encode("utf-8")).hexdigest()
+    assert verdict.fingerprint == hmac.new(KEY, ev.text.encode("utf-8"), hashlib.sha256).hexdigest()
     assert verdict.redacted_content is not None and "[REDACTED:" in verdict.redacted_content
     values = _secret_values(sample["text"])
     assert values

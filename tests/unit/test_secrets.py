@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import hmac
 import json
 from pathlib import Path
 
@@ -114,10 +115,15 @@ def test_findings_are_sorted_and_disjoint() -> None:
     assert all(a.end <= b.start for a, b in zip(findings, findings[1:], strict=False))
 
 
-def test_fingerprint_is_sha256_of_utf8() -> None:
-    text = "café ☕ secret"
-    assert secrets.fingerprint(text) == hashlib.sha256(text.encode("utf-8")).hexdigest()
-    assert len(secrets.fingerprint("")) == 64
+def test_fingerprint_is_keyed_hmac_sha256_of_utf8() -> None:
+    text = "café ☕ hunter2"
+    key = b"k" * 32
+    expected = hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
+    assert secrets.fingerprint(key, text) == expected
+    # Unkeyed SHA-256 of a short secret is a lookup away; the keyed digest is not it.
+    assert secrets.fingerprint(key, text) != hashlib.sha256(text.encode()).hexdigest()
+    assert secrets.fingerprint(b"j" * 32, text) != expected
+    assert secrets.keyed_id(key, b"x").startswith("s-") and len(secrets.keyed_id(key, b"x")) == 42
 
 
 _PROSE = st.text(

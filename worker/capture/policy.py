@@ -3,8 +3,9 @@
 Only lessons are stored: retros, corrections, surprising failures and patterns. Refused,
 each with a machine-readable reason:
 
-- ``secret``: a credential in the heading, content or tags. Checked first; always wins.
-  The verdict carries only redacted text and a fingerprint, never the secret.
+- ``secret``: a credential in any field (heading, content, each tag, source, event id,
+  supersedes, namespace) or split across two of them. Checked first; always wins.
+  The verdict carries only redacted text and a keyed fingerprint, never the secret.
 - ``kind_not_allowed``, ``too_short``, ``too_long``, ``denied_pattern``: configuration.
 - ``reasoning``: marked by the producer (``event.reasoning``) or read as a plan.
 - ``trivia``: raw logs and recaps of what the agent did ("ran query X at 14:33 UTC").
@@ -68,6 +69,9 @@ class Verdict:
     redacted_tags: tuple[str, ...] | None = None
     fingerprint: str | None = None
     secret_kinds: tuple[str, ...] = ()
+    # Fields that held a secret, e.g. ("content", "event_id"): the caller must not keep
+    # or show the event id, namespace or source of such an event.
+    secret_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -238,37 +242,57 @@ def _checked(p: NamespacePolicy, where: str) -> NamespacePolicy:
 
 def redact_event_fields(heading: str, content: str) -> tuple[str, str]:
     """Heading and content with every secret replaced by `[REDACTED:<kind>]`."""
-    return secrets.redact(heading), secrets.redact(content)
-
-
-def _secret_verdict(event: CaptureEvent) -> Verdict | None:
-    found = {
-        name: secrets.find_secrets(text)
-        for name, text in (("heading", event.heading), ("content", event.content))
-    }
-    tag_found = [f for tag in event.tags for f in secrets.find_secrets(tag)]
-    if not any(found.values()) and not tag_found:
-        return None
-    every = [f for fs in found.values() for f in fs] + tag_found
-    kinds = sorted({f.kind for f in every})
-    where = [name for name, fs in found.items() if fs] + (["tags"] if tag_found else [])
-    count = len(every)
-    heading, content = redact_event_fields(event.heading, event.content)
-    return Verdict(
-        admitted=False,
-        reason="secret",
-        detail=f"{count} secret(s) in {' and '.join(where)}: {', '.join(kinds)}",
-        redacted_heading=heading,
-        redacted_content=content,
-        redacted_tags=tuple(secrets.redact(t) for t in event.tags),
-        fingerprint=secrets.fingerprint(event.text),
-        secret_kinds=tuple(kinds),
+    found = secrets.scan_fields([("heading", heading), ("content", content)])
+    return (
+        secrets.redact(heading, found.get("heading", [])),
+        secrets.redact(content, found.get("content", [])),
     )
 
 
-def evaluate(event: CaptureEvent, config: PolicyConfig) -> Verdict:
-    """Admit or refuse one capture event; secrets first, then config, then heuristics."""
-    verdict = _secret_verdict(event)
+def event_fields(event: CaptureEvent) -> list[tuple[str, str]]:
+    """Every text field of an event in scanning order (neighbours are scanned together)."""
+    fields = [("heading", event.heading), ("content", event.content)]
+    fields += [(f"tags[{i}]", tag) for i, tag in enumerate(event.tags)]
+    fields += [
+        ("source.agent", event.source.agent or ""),
+        ("source.session", event.source.session or ""),
+        ("event_id", event.event_id or ""),
+        ("supersedes", event.supersedes or ""),
+        ("namespace", event.namespace),
+    ]
+    return fields
+
+
+def _secret_verdict(event: CaptureEvent, key: bytes | None) -> Verdict | None:
+    found = secrets.scan_fields(event_fields(event))
+    if not found:
+        return None
+    every = [f for fs in found.values() for f in fs]
+    kinds = sorted({f.kind for f in every})
+    where = list(dict.fromkeys(name.split("[")[0] for name in found))
+    tags = tuple(
+        secrets.redact(tag, found.get(f"tags[{i}]", [])) for i, tag in enumerate(event.tags)
+    )
+    return Verdict(
+        admitted=False,
+        reason="secret",
+        detail=f"{len(every)} secret(s) in {' and '.join(where)}: {', '.join(kinds)}",
+        redacted_heading=secrets.redact(event.heading, found.get("heading", [])),
+        redacted_content=secrets.redact(event.content, found.get("content", [])),
+        redacted_tags=tags,
+        fingerprint=secrets.fingerprint(key, event.text) if key is not None else None,
+        secret_kinds=tuple(kinds),
+        secret_fields=tuple(where),
+    )
+
+
+def evaluate(event: CaptureEvent, config: PolicyConfig, key: bytes | None = None) -> Verdict:
+    """Admit or refuse one capture event; secrets first, then config, then heuristics.
+
+    `key` (the install's fingerprint key) keys the fingerprint of a secret refusal; without
+    it the verdict carries none (never an unkeyed hash of the text).
+    """
+    verdict = _secret_verdict(event, key)
     if verdict is not None:
         return verdict
     policy = config.for_namespace(event.namespace)
