@@ -57,12 +57,18 @@ def configure(settings: Settings) -> Celery:
         worker_redirect_stdouts=False,
         task_track_started=True,
     )
-    app.conf.memsieve_settings = settings
+    # Kept beside the app, not in app.conf: Celery's `conf` remote command (Flower's
+    # worker Config tab) prints app.conf, and Settings holds URLs with passwords.
+    global _settings
+    _settings = settings
     return app
 
 
+_settings: Settings | None = None
+
+
 def current_settings() -> Settings:
-    settings = app.conf.get("memsieve_settings")
+    settings = _settings
     if settings is None:
         settings = Settings.from_env().resolved()
         configure(settings)

@@ -1,7 +1,10 @@
 """Logging: one line per decision, text or JSON (MEMSIEVE_LOG_FORMAT), never a secret.
 
 Decision lines carry only ids, namespace, decision, distance and reason codes — never
-event text — so nothing a producer sent can leak into logs.
+event text — so nothing a producer sent can leak into logs. Exception messages and
+tracebacks can quote input (a driver error naming a value): every message and traceback
+goes through the capture scanner's redaction before any handler writes it, and control
+characters are escaped so a log line cannot rewrite the operator's terminal.
 """
 
 from __future__ import annotations
@@ -21,8 +24,13 @@ _API_KEY = re.compile(r"\b(sk-(?:proj-)?|Bearer\s+)[A-Za-z0-9_\-]{12,}")
 
 
 def redact(text: str) -> str:
-    """The text with URL passwords and API keys replaced by ***."""
-    return _API_KEY.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", text))
+    """The text with URL passwords, API keys and anything the capture scanner calls a
+    secret redacted, and control characters escaped."""
+    from memsieve import termsafe
+    from memsieve.capture import secrets
+
+    text = _API_KEY.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", text))
+    return termsafe.escape(secrets.redact(text))
 
 
 class RedactingFilter(logging.Filter):
@@ -45,7 +53,7 @@ class JsonFormatter(logging.Formatter):
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(),
             "level": record.levelname,
             "logger": record.name,
-            "msg": record.getMessage(),
+            "msg": redact(record.getMessage()),
         }
         for name in FIELDS:
             value = getattr(record, name, None)

@@ -59,6 +59,16 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "MEMSIEVE_FLOWER_ADDRESS": ("127.0.0.1", "Flower bind address"),
     "MEMSIEVE_METRICS_PORT": ("9464", "Prometheus metrics port of the worker (0 disables)"),
     "MEMSIEVE_METRICS_ADDRESS": ("127.0.0.1", "metrics bind address (0.0.0.0 in a container)"),
+    "MEMSIEVE_METRICS_HASH_NAMESPACES": (
+        "auto",
+        "auto | true | false: namespace labels as keyed hashes (auto: when metrics bind "
+        "beyond localhost)",
+    ),
+    "MEMSIEVE_KEY_FILE": (
+        "MEMSIEVE_HOME/memsieve.key",
+        "HMAC key for fingerprints and ids of refused events (created 0600 at first use); "
+        "share one file among the workers of one store",
+    ),
     "MEMSIEVE_LOG_FORMAT": ("text", "text | json"),
     "MEMSIEVE_LOG_LEVEL": ("INFO", "DEBUG | INFO | WARNING | ERROR"),
     "MEMSIEVE_POLICY_FILE": ("", "YAML/JSON capture policy settings per namespace"),
@@ -121,6 +131,11 @@ def _url(env: Mapping[str, str], name: str, schemes: tuple[str, ...]) -> str | N
     return raw
 
 
+def is_loopback(address: str) -> bool:
+    """127.0.0.0/8, ::1 or localhost: reachable from this machine only."""
+    return address in ("localhost", "::1") or address.startswith("127.")
+
+
 def redact_url(url: str) -> str:
     """The URL with any password replaced, safe to log."""
     parsed = urlparse(url)
@@ -156,6 +171,8 @@ class Settings:
     log_format: str
     log_level: str
     policy_file: str | None
+    metrics_hash_namespaces: bool = False
+    key_file: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -185,8 +202,20 @@ class Settings:
         if env.get("MEMSIEVE_GATE_SEARCH", "memory") not in ("memory", "sql"):
             raise ConfigError("MEMSIEVE_GATE_SEARCH must be memory or sql")
         auth = env.get("MEMSIEVE_FLOWER_BASIC_AUTH", "")
-        if auth and ":" not in auth:
-            raise ConfigError("MEMSIEVE_FLOWER_BASIC_AUTH must be user:password")
+        # Flower takes a comma list of user:password; an empty user or password would let
+        # anyone in with empty credentials.
+        for pair in auth.split(",") if auth else ():
+            user, sep, password = pair.partition(":")
+            if not sep or not user.strip() or not password.strip():
+                raise ConfigError(
+                    "MEMSIEVE_FLOWER_BASIC_AUTH must be user:password, both non-empty"
+                )
+        metrics_address = env.get("MEMSIEVE_METRICS_ADDRESS", "") or "127.0.0.1"
+        hash_ns = (env.get("MEMSIEVE_METRICS_HASH_NAMESPACES", "") or "auto").lower()
+        if hash_ns not in ("auto", "true", "false", "1", "0", "yes", "no"):
+            raise ConfigError(
+                f"MEMSIEVE_METRICS_HASH_NAMESPACES must be auto, true or false, got {hash_ns!r}"
+            )
         redis_url = _url(env, "MEMSIEVE_REDIS_URL", ("redis", "rediss", "unix"))
         return cls(
             home=home,
@@ -212,11 +241,22 @@ class Settings:
             flower_basic_auth=auth,
             flower_address=env.get("MEMSIEVE_FLOWER_ADDRESS", "") or "127.0.0.1",
             metrics_port=_int(env, "MEMSIEVE_METRICS_PORT", 9464, 0),
-            metrics_address=env.get("MEMSIEVE_METRICS_ADDRESS", "") or "127.0.0.1",
+            metrics_address=metrics_address,
             log_format=log_format,
             log_level=log_level,
             policy_file=env.get("MEMSIEVE_POLICY_FILE") or None,
+            metrics_hash_namespaces=(
+                not is_loopback(metrics_address)
+                if hash_ns == "auto"
+                else hash_ns in ("true", "1", "yes")
+            ),
+            key_file=env.get("MEMSIEVE_KEY_FILE") or None,
         )
+
+    @property
+    def key_path(self) -> Path:
+        """The install's HMAC key file (MEMSIEVE_KEY_FILE, else in MEMSIEVE_HOME)."""
+        return Path(self.key_file).expanduser() if self.key_file else self.home / "memsieve.key"
 
     # The state file written by the embedded services: other commands find them there.
     @property

@@ -36,7 +36,28 @@ def test_defaults_pick_local_without_a_key_and_openai_with_one() -> None:
         ),
         (
             {"MEMSIEVE_FLOWER_BASIC_AUTH": "nocolon"},
-            "MEMSIEVE_FLOWER_BASIC_AUTH must be user:password",
+            "MEMSIEVE_FLOWER_BASIC_AUTH must be user:password, both non-empty",
+        ),
+        # Empty credentials would open Flower to anyone sending empty basic auth.
+        (
+            {"MEMSIEVE_FLOWER_BASIC_AUTH": ":"},
+            "MEMSIEVE_FLOWER_BASIC_AUTH must be user:password, both non-empty",
+        ),
+        (
+            {"MEMSIEVE_FLOWER_BASIC_AUTH": "user:"},
+            "MEMSIEVE_FLOWER_BASIC_AUTH must be user:password, both non-empty",
+        ),
+        (
+            {"MEMSIEVE_FLOWER_BASIC_AUTH": ":pw"},
+            "MEMSIEVE_FLOWER_BASIC_AUTH must be user:password, both non-empty",
+        ),
+        (
+            {"MEMSIEVE_FLOWER_BASIC_AUTH": "ops:pw, :"},
+            "MEMSIEVE_FLOWER_BASIC_AUTH must be user:password, both non-empty",
+        ),
+        (
+            {"MEMSIEVE_METRICS_HASH_NAMESPACES": "maybe"},
+            "MEMSIEVE_METRICS_HASH_NAMESPACES must be auto, true or false, got 'maybe'",
         ),
     ],
 )
@@ -71,3 +92,11 @@ def test_settings_read_elsewhere_are_still_validated_at_start_up(
     with pytest.raises(ConfigError) as exc:
         Settings.from_env(env)
     assert str(exc.value) == message
+
+
+def test_metrics_namespace_hashing_defaults_to_on_beyond_localhost() -> None:
+    assert not Settings.from_env({}).metrics_hash_namespaces
+    assert Settings.from_env({"MEMSIEVE_METRICS_ADDRESS": "0.0.0.0"}).metrics_hash_namespaces
+    off = {"MEMSIEVE_METRICS_ADDRESS": "0.0.0.0", "MEMSIEVE_METRICS_HASH_NAMESPACES": "false"}
+    assert not Settings.from_env(off).metrics_hash_namespaces
+    assert Settings.from_env({"MEMSIEVE_METRICS_HASH_NAMESPACES": "true"}).metrics_hash_namespaces

@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 import redis
 from memsieve import embedders, errors, metrics
-from memsieve.capture import policy
+from memsieve.capture import policy, secrets
 from memsieve.embedders import batching
 from memsieve.flow import embed, faults
 from memsieve.flow.locks import NamespaceLock
@@ -81,9 +81,36 @@ def _given_event_id(raw: Any) -> str | None:
 def _given_namespace(raw: Any) -> str | None:
     if isinstance(raw, dict):
         ns = raw.get("namespace")
-        if isinstance(ns, str) and ev.NAMESPACE_RE.match(ns):
+        if isinstance(ns, str) and ev.NAMESPACE_RE.match(ns) and not secrets.find_secrets(ns):
             return ns
     return None
+
+
+def _default_key() -> bytes:
+    from memsieve.ops import home
+
+    return home.install_key(Settings.from_env().key_path)
+
+
+def ledger_id(event: ev.CaptureEvent, obj: Any, key: bytes, verdict: Any = None) -> str:
+    """The id the ledger records for a valid event.
+
+    Its own or derived id, unless that would leak a secret: an id that is itself a
+    secret, or one derived (by an unkeyed hash) from text holding one, is replaced by a
+    keyed digest (`s-…`) of the raw event or of the derived id.
+    """
+    where = (
+        verdict.secret_fields
+        if verdict is not None
+        else tuple(n.split("[")[0] for n in secrets.scan_fields(policy.event_fields(event)))
+    )
+    if not where:
+        return event.resolved_id()
+    if event.event_id and "event_id" not in where:
+        return event.event_id
+    if event.event_id:
+        return secrets.keyed_id(key, _canonical(obj))
+    return secrets.keyed_id(key, event.resolved_id().encode())
 
 
 def _decode(raw: Any) -> tuple[Any, tuple[str, str] | None]:
@@ -105,16 +132,25 @@ def _decode(raw: Any) -> tuple[Any, tuple[str, str] | None]:
     return obj, None
 
 
-def event_id_for(raw: Any) -> str:
-    """The event id the ledger records for a raw item (producers can compute it too).
+def event_id_for(raw: Any, key: bytes | None = None) -> str:
+    """The event id the ledger records for a raw item (producers can compute it too,
+    except for events refused for a secret, whose ids are keyed).
 
-    A valid event: its own or its derived id. Anything else: its `event_id` field if that
-    is well-formed, else an id derived from its raw bytes.
+    A valid event: see `ledger_id`. Anything else: its `event_id` field if that is
+    well-formed and no secret, else an id derived from its raw bytes (keyed when the
+    bytes hold a secret: an unkeyed hash of a short message is a guessable one).
     """
     obj, err = _decode(raw)
     if err is None:
-        return ev.CaptureEvent.model_validate(obj).resolved_id()
-    return _given_event_id(obj) or ev.raw_event_id(_raw_bytes(raw))
+        event = ev.CaptureEvent.model_validate(obj)
+        return ledger_id(event, obj, key or _default_key())
+    given = _given_event_id(obj)
+    if given and not secrets.find_secrets(given):
+        return given
+    data = _raw_bytes(raw)
+    if given or secrets.find_secrets(data.decode("utf-8", "replace")):
+        return secrets.keyed_id(key or _default_key(), data)
+    return ev.raw_event_id(data)
 
 
 class Pipeline:
@@ -137,6 +173,9 @@ class Pipeline:
         )
         self._embedder = embedder
         self.policy = policy.PolicyConfig.load(settings.policy_file, os.environ)
+        from memsieve.ops import home
+
+        self.key = home.install_key(settings.key_path)
         self.guards = tuple(guards.default_guards())
         self._bound = False
 
@@ -166,11 +205,14 @@ class Pipeline:
         """
         obj, err = _decode(raw)
         if err is not None:
-            eid = event_id_for(raw)
-            return self._refused(eid, _given_namespace(obj), err[0], err[1]), None
+            eid = event_id_for(raw, self.key)
+            # A validation message may name a field the producer made up: never keep one
+            # that reads as a secret.
+            detail = secrets.redact(err[1])
+            return self._refused(eid, _given_namespace(obj), err[0], detail), None
         event = ev.CaptureEvent.model_validate(obj)
-        eid = event.resolved_id()
-        verdict = policy.evaluate(event, self.policy)
+        verdict = policy.evaluate(event, self.policy, self.key)
+        eid = ledger_id(event, obj, self.key, verdict)
         row = InboxEvent(
             event_id=eid,
             namespace=event.namespace,
@@ -191,7 +233,9 @@ class Pipeline:
                 row.content = verdict.redacted_content
                 row.payload_hash = verdict.fingerprint or row.payload_hash
                 row.tags = []
-                row.agent = row.session = None
+                row.agent = row.session = row.target_memory = None
+                if "namespace" in verdict.secret_fields:
+                    row.namespace = None
             return row, None
         return row, event
 
