@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memsieve import errors
-from memsieve.cli.common import emit_json, fail, resolve
+from memsieve.cli.common import emit_json, fail, resolve, say
 from memsieve.ops import backfill as bf
 from memsieve.settings import Settings
 
@@ -28,8 +28,8 @@ def _print_summary(
     if as_json:
         emit_json({**s.as_dict(), **(extra or {})})
         return
-    print(title)
-    print("\n".join(s.lines()))
+    say(title)
+    say("\n".join(s.lines()))
 
 
 def _argsrepr(chunk: list[bf.Item]) -> str:
@@ -51,12 +51,12 @@ def _dry_run(settings: Settings, items: list[bf.Item], args: argparse.Namespace)
     if args.json:
         emit_json({"already_in_ledger": done.as_dict(), "would": would.as_dict()})
         return 0
-    print(f"dry run: {len(items)} items, {len(bf.unique(items))} events; nothing was written")
+    say(f"dry run: {len(items)} items, {len(bf.unique(items))} events; nothing was written")
     if done.events:
-        print(f"already in the ledger ({done.events}; sending them again changes nothing):")
-        print("\n".join(done.lines()[1:]))
-    print(f"{'the other ' if done.events else ''}{would.events} events would be:")
-    print("\n".join(would.lines()[1:]))
+        say(f"already in the ledger ({done.events}; sending them again changes nothing):")
+        say("\n".join(done.lines()[1:]))
+    say(f"{'the other ' if done.events else ''}{would.events} events would be:")
+    say("\n".join(would.lines()[1:]))
     return 0
 
 

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from memsieve import termsafe
 from memsieve.ops.services import EmbeddedServices
 from memsieve.settings import Settings
 
@@ -42,11 +43,16 @@ def dumps(obj: Any) -> str:
 
 
 def emit_json(obj: Any) -> None:
-    sys.stdout.write(dumps(obj) + "\n")
+    sys.stdout.write(termsafe.escape_json(dumps(obj)) + "\n")
+
+
+def say(text: str = "") -> None:
+    """Print text that may hold stored (producer-written) text, control characters escaped."""
+    sys.stdout.write(termsafe.escape(text) + "\n")
 
 
 def fail(message: str, code: int = 2) -> int:
-    sys.stderr.write(f"memsieve: {message}\n")
+    sys.stderr.write(f"memsieve: {termsafe.escape(message)}\n")
     return code
 
 

@@ -11,7 +11,7 @@ import getpass
 from typing import Any
 
 from memsieve import errors
-from memsieve.cli.common import emit_json, fail, resolve
+from memsieve.cli.common import emit_json, fail, resolve, say
 from memsieve.settings import Settings
 
 
@@ -31,7 +31,7 @@ def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(lin.to_dict())
     else:
-        print(lin.text)
+        say(lin.text)
     return 0
 
 
@@ -45,7 +45,7 @@ def cmd_explain(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(found.to_dict())
     else:
-        print(found.text)
+        say(found.text)
     return 0
 
 
@@ -62,7 +62,7 @@ def cmd_revert(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(done.to_dict())
     else:
-        print(done.text)
+        say(done.text)
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memsieve.cli.common import emit_json, fail, resolve, short_ts
+from memsieve.cli.common import emit_json, fail, resolve, say, short_ts
 from memsieve.settings import Settings
 
 
@@ -52,15 +52,15 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
         emit_json(out)
         return 0
     if args.as_of is not None:
-        print(f"as of {fmt_ts(as_of)}:")
+        say(f"as of {fmt_ts(as_of)}:")
     if not out:
         if args.as_of is not None:
-            print(f"no memories were live in namespace {args.namespace!r} then")
+            say(f"no memories were live in namespace {args.namespace!r} then")
         else:
-            print(f"no live memories in namespace {args.namespace!r}")
+            say(f"no live memories in namespace {args.namespace!r}")
     for r in out:
-        print(f"{r['distance']:.4f}  {r['memory_id']}  [{r['kind']}] {r['heading']}")
-        print(f"        {r['content']}")
+        say(f"{r['distance']:.4f}  {r['memory_id']}  [{r['kind']}] {r['heading']}")
+        say(f"        {r['content']}")
     return 0
 
 
@@ -90,7 +90,7 @@ def cmd_events(settings: Settings, args: argparse.Namespace) -> int:
     for r in rows:
         outcome = r["decision"] or r["status"]
         extra = f" reason={r['reason']}" if r["reason"] and r["status"] != "written" else ""
-        print(
+        say(
             f"{short_ts(r['received_at'])}  {r['event_id']}  {r['namespace'] or '-'}  {outcome}{extra}"
             + (f"  {r['detail']}" if r["detail"] and r["status"] != "written" else "")
         )
@@ -111,12 +111,12 @@ def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"events": rows, "memories": live})
         return 0
-    print("events by namespace, status and decision/reason:")
+    say("events by namespace, status and decision/reason:")
     for r in rows:
-        print(f"  {r['namespace']:<24} {r['status']:<9} {r['outcome']:<22} {r['n']}")
-    print("memories:")
+        say(f"  {r['namespace']:<24} {r['status']:<9} {r['outcome']:<22} {r['n']}")
+    say("memories:")
     for r in live:
-        print(f"  {r['namespace']:<24} live {r['live']:<8} all versions {r['total']}")
+        say(f"  {r['namespace']:<24} live {r['live']:<8} all versions {r['total']}")
     return 0
 
 
