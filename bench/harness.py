@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import redis
 from memsieve.ops.services import EmbeddedPostgres, EmbeddedRedis
 
@@ -63,9 +62,8 @@ class Services:
 
     def fresh_db(self) -> str:
         name = f"bench_{uuid.uuid4().hex[:8]}"
-        with psycopg.connect(self.pg.url("postgres"), autocommit=True) as conn:
-            conn.execute(psycopg.sql.SQL("CREATE DATABASE {}").format(psycopg.sql.Identifier(name)))
-        client = redis.Redis.from_url(self.redis.url())
+        self.pg.ensure_app_database(name)
+        client = redis.Redis.from_url(self.redis.admin_url())
         client.flushall()
         client.close()
         return self.pg.url(name)

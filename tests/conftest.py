@@ -70,10 +70,10 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedR
 @pytest.fixture
 def db_url(pg_server: EmbeddedPostgres) -> Iterator[str]:
     name = f"t_{os.getpid()}_{next(_counter)}_{uuid.uuid4().hex[:6]}"
-    with psycopg.connect(pg_server.url("postgres"), autocommit=True) as conn:
-        conn.execute(psycopg.sql.SQL("CREATE DATABASE {}").format(psycopg.sql.Identifier(name)))
+    # Owned by the application role, as in production: the tests run as a non-superuser.
+    pg_server.ensure_app_database(name)
     yield pg_server.url(name)
-    with psycopg.connect(pg_server.url("postgres"), autocommit=True) as conn:
+    with psycopg.connect(pg_server.admin_url("postgres"), autocommit=True) as conn:
         conn.execute(
             psycopg.sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
                 psycopg.sql.Identifier(name)
@@ -83,7 +83,7 @@ def db_url(pg_server: EmbeddedPostgres) -> Iterator[str]:
 
 @pytest.fixture
 def redis_url(redis_server: EmbeddedRedis) -> str:
-    client = redis.Redis.from_url(redis_server.url())
+    client = redis.Redis.from_url(redis_server.admin_url())  # FLUSHALL is not the app's
     client.flushall()
     client.close()
     return redis_server.url()

@@ -53,8 +53,8 @@ def _purge_amqp_queue() -> None:
 def _start_redis(r: EmbeddedRedis) -> None:
     r.start()
     if r.appendonly:
-        client = redis.Redis.from_url(r.url())
-        client.config_set("appendfsync", "always")
+        client = redis.Redis.from_url(r.admin_url())
+        assert client.config_get("appendfsync") == {"appendfsync": "always"}
         client.close()
 
 

@@ -23,7 +23,7 @@ def test_accept_records_every_item_exactly_once(pipeline: Any) -> None:
         # As the broker delivers them: through kombu's JSON.
         items = loads(dumps(items))
         accepted = pipeline.accept(items)
-        ids = [event_id_for(i) for i in items]
+        ids = [event_id_for(i, pipeline.key) for i in items]
         assert [a.event_id for a in accepted] == ids
         seen.update(ids)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import psycopg
 import pytest
+from memsieve.ops.services import EmbeddedPostgres
 from memsieve.schemas.events import content_hash
 from memsieve.store.postgres import InboxEvent, Pending, Store
 
@@ -46,14 +47,18 @@ def _pending(store: Store, ns: str, eid: str, text: str) -> Pending:
     return store.claim_pending(ns, 100)[-1]
 
 
-def test_supersede_of_an_already_dead_row_aborts_the_whole_batch(store: Store) -> None:
+def test_supersede_of_an_already_dead_row_aborts_the_whole_batch(
+    store: Store, pg_server: EmbeddedPostgres
+) -> None:
     """The soft delete must touch exactly one row. Every writer bumps the namespace version
     (so the gate's cached view of live rows is reloaded), but if the target died anyway —
     here by a change that bypasses the triggers — the whole transaction is refused."""
     p1 = _pending(store, "a", "e1", "kebab case for files")
     out = store.write_batch("a", [(p1, VEC)], "m", 384, lambda k: 0.5, [])
     old = out[0].memory_id
-    with psycopg.connect(store.url, autocommit=True) as c:
+    # Only a superuser may bypass triggers; the application role cannot.
+    admin = pg_server.admin_url(store.url.rsplit("/", 1)[1])
+    with psycopg.connect(admin, autocommit=True) as c:
         c.execute("SET session_replication_role = replica")  # no triggers: no version bump
         c.execute("UPDATE memories SET deleted_at = clock_timestamp() WHERE id = %s", (old,))
     p2 = _pending(store, "a", "e2", "kebab case for all files")

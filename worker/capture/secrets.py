@@ -240,8 +240,9 @@ def _generic(text: str) -> Iterable[SecretFinding]:
 # --- decoded segments -------------------------------------------------------------------
 _B64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{12,}={0,2}(?![A-Za-z0-9+/=_-])")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){6,}(?![0-9A-Fa-f])")
-_ESCAPED = re.compile(
-    r"\S*(?:%[0-9A-Fa-f]{2}|\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|&#x?[0-9A-Fa-f]+;|&[a-z]+;)\S*"
+_WORD = re.compile(r"(?<!\S)\S{6,}")  # whitespace-delimited runs: linear, no backtracking
+_ESCAPE_MARK = re.compile(
+    r"%[0-9A-Fa-f]{2}|\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|&#x?[0-9A-Fa-f]+;|&[a-z]+;"
 )
 
 
@@ -285,7 +286,9 @@ def _decoded(text: str, depth: int) -> Iterable[SecretFinding]:
         if decoded and _scan(decoded, depth + 1):
             yield SecretFinding(m.start(), m.end(), "encoded_secret")
     if any(mark in text for mark in ("%", "\\x", "\\u", "&")):
-        for m in _ESCAPED.finditer(text):
+        for m in _WORD.finditer(text):
+            if not _ESCAPE_MARK.search(m.group(0)):
+                continue
             decoded = _unescape(m.group(0))
             if decoded != m.group(0) and _scan(decoded, depth + 1):
                 yield SecretFinding(m.start(), m.end(), "encoded_secret")
