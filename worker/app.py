@@ -85,10 +85,12 @@ def _sweep_loop(settings: Settings) -> None:
     sweeps at a time (a Redis key elects it for one interval).
     """
     import redis
+    from memsieve.ops import scrub
     from memsieve.store.postgres import Store
 
     client = redis.Redis.from_url(settings.redis_url or "", socket_timeout=5)
     store = Store(settings.database_url or "", max_size=1)
+    scrubber = scrub.for_settings(client, settings.broker_url)
     interval = settings.sweep_interval
     while not _sweeper_stop.wait(interval):
         try:
@@ -97,6 +99,7 @@ def _sweep_loop(settings: Settings) -> None:
             for ns in store.pending_namespaces(older_than_s=interval):
                 app.send_task(constants.TASK_FLUSH, args=[ns], queue=constants.QUEUE)
                 log.info("sweep: flushing namespace %s (pending events waited > %ss)", ns, interval)
+            scrubber.tick()
         except Exception as exc:  # noqa: BLE001 - the sweeper must outlive outages
             log.warning("sweep failed, will retry: %s", exc)
 

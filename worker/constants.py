@@ -23,6 +23,10 @@ def flush_scheduled_key(namespace: str) -> str:
 
 
 SWEEP_LEADER_KEY = f"{KEY_PREFIX}:sweep-leader"
+# Refused messages (secret or invalid) since the start, and the count at the last rewrite
+# of the broker's append-only file (worker/ops/scrub.py).
+REFUSALS_KEY = f"{KEY_PREFIX}:refusals"
+SCRUBBED_KEY = f"{KEY_PREFIX}:aof-scrubbed"
 
 # Postgres advisory lock classid for namespace write locks (the objid is a hash).
 ADVISORY_MIGRATIONS = 0x6D656D73  # "mems"

@@ -119,11 +119,23 @@ def embedded(
 
 
 # -- inbox gauges, computed at scrape time ------------------------------------------------
+def namespace_label(namespace: str, hash_key: bytes | None) -> str:
+    """The namespace, or with MEMSIEVE_METRICS_HASH_NAMESPACES a keyed digest of it, so a
+    scrape does not name tenants (`memsieve stats --json` maps them back)."""
+    if hash_key is None:
+        return namespace
+    import hashlib
+    import hmac
+
+    return "ns-" + hmac.new(hash_key, namespace.encode(), hashlib.sha256).hexdigest()[:12]
+
+
 class InboxCollector(Collector):
     """Inbox depth and age of the oldest pending event, read from Postgres per scrape."""
 
-    def __init__(self, database_url: str) -> None:
+    def __init__(self, database_url: str, hash_key: bytes | None = None) -> None:
         self.url = database_url
+        self.hash_key = hash_key
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         import psycopg
@@ -148,8 +160,9 @@ class InboxCollector(Collector):
                     " FROM events WHERE status = 'pending' GROUP BY namespace"
                 ).fetchall()
             for ns, n, a in rows:
-                depth.add_metric([ns or ""], n)
-                age.add_metric([ns or ""], a)
+                label = namespace_label(ns or "", self.hash_key)
+                depth.add_metric([label], n)
+                age.add_metric([label], a)
                 total_depth, oldest = total_depth + n, max(oldest, a)
             up.add_metric([], 1)
         except Exception as exc:  # noqa: BLE001 - a scrape must answer even when Postgres does not
@@ -181,7 +194,7 @@ def prepare_multiprocess(home: Path, name: str = "worker") -> Path:
     return path
 
 
-def registry(database_url: str | None) -> CollectorRegistry:
+def registry(database_url: str | None, hash_key: bytes | None = None) -> CollectorRegistry:
     from prometheus_client import REGISTRY, multiprocess
 
     reg = CollectorRegistry(auto_describe=True)
@@ -191,7 +204,7 @@ def registry(database_url: str | None) -> CollectorRegistry:
         reg = REGISTRY  # one process (tests, `memsieve write`): the default registry
     if database_url:
         try:
-            reg.register(InboxCollector(database_url))
+            reg.register(InboxCollector(database_url, hash_key))
         except ValueError:
             pass  # already registered in this process
     return reg
@@ -200,12 +213,27 @@ def registry(database_url: str | None) -> CollectorRegistry:
 _served: dict[int, Any] = {}
 
 
-def serve(port: int, database_url: str | None = None, addr: str = "127.0.0.1") -> bool:
+def serve(
+    port: int,
+    database_url: str | None = None,
+    addr: str = "127.0.0.1",
+    hash_key: bytes | None = None,
+) -> bool:
     """Serve /metrics on addr:port from this process (once). False if the port is taken."""
     if not port or port in _served:
         return bool(port)
+    from memsieve.settings import is_loopback
+
+    if not is_loopback(addr):
+        log.warning(
+            "metrics served on %s without authentication: anyone who reaches it reads them%s",
+            addr,
+            "" if hash_key else " (namespace labels in clear; MEMSIEVE_METRICS_HASH_NAMESPACES)",
+        )
     try:
-        _served[port] = start_http_server(port, addr=addr, registry=registry(database_url))
+        _served[port] = start_http_server(
+            port, addr=addr, registry=registry(database_url, hash_key)
+        )
     except OSError as exc:
         log.warning("metrics port %d unavailable: %s", port, exc)
         return False

@@ -109,7 +109,15 @@ def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
         " count(*)::int AS total FROM memories GROUP BY 1 ORDER BY 1"
     )
     if args.json:
-        emit_json({"events": rows, "memories": live})
+        out: dict[str, Any] = {"events": rows, "memories": live}
+        if settings.metrics_hash_namespaces:
+            from memsieve import metrics
+            from memsieve.ops import home
+
+            key = home.install_key(settings.key_path)
+            names = sorted({r["namespace"] for r in rows} | {r["namespace"] for r in live})
+            out["metrics_labels"] = {ns: metrics.namespace_label(ns, key) for ns in names}
+        emit_json(out)
         return 0
     say("events by namespace, status and decision/reason:")
     for r in rows:

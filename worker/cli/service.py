@@ -32,25 +32,21 @@ def _child_env(settings: Settings) -> dict[str, str]:
     return env
 
 
-def flower_command(settings: Settings) -> list[str]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "memsieve.app",
-        f"--broker={settings.broker_url}",
-        "flower",
-        f"--port={settings.flower_port}",
-        f"--address={settings.flower_address}",
-        "--purge_offline_workers=60",
-    ]
-    if settings.flower_basic_auth:
-        cmd.append(f"--basic-auth={settings.flower_basic_auth}")
-    return cmd
+def flower_command(
+    settings: Settings, base_env: dict[str, str]
+) -> tuple[list[str], dict[str, str]]:
+    """Flower through memsieve's launcher: (command line, environment).
+
+    The command line holds no option: the broker URL and the basic-auth credentials go
+    in the environment, which only the owner can read (/proc/PID/environ is 0400).
+    """
+    from memsieve.ops import flower
+
+    return flower.command(), flower.environment(settings, base_env)
 
 
 def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
+    os.umask(0o077)  # everything this command and its children write is the owner's only
     if (
         settings.flower_address not in ("127.0.0.1", "localhost", "::1")
         and not settings.flower_basic_auth
@@ -77,12 +73,13 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     procs: list[tuple[str, subprocess.Popen[bytes]]] = []
     procs.append(("worker", subprocess.Popen(worker_cmd, env=env)))
     if settings.flower_port:
+        flower_cmd, flower_env = flower_command(settings, env)
         procs.append(
             (
                 "flower",
                 subprocess.Popen(
-                    flower_command(settings),
-                    env=env,
+                    flower_cmd,
+                    env=flower_env,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                 ),
@@ -100,7 +97,7 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
             else ""
         )
         + (
-            f"  metrics    http://127.0.0.1:{settings.metrics_port}/metrics\n"
+            f"  metrics    http://{settings.metrics_address}:{settings.metrics_port}/metrics\n"
             if settings.metrics_port
             else ""
         )
@@ -151,6 +148,7 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
+    os.umask(0o077)  # metrics samples, logs: the owner's only
     settings = resolve(settings)
     from memsieve.app import configure
     from memsieve.flow.pipeline import Pipeline
@@ -178,7 +176,12 @@ def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
     if settings.metrics_port:
         # Before the pool forks: children write samples where this process serves them.
         metrics.prepare_multiprocess(settings.home)
-        metrics.serve(settings.metrics_port, settings.database_url, settings.metrics_address)
+        from memsieve.ops import home
+
+        key = home.install_key(settings.key_path) if settings.metrics_hash_namespaces else None
+        metrics.serve(
+            settings.metrics_port, settings.database_url, settings.metrics_address, hash_key=key
+        )
     argv = [
         "worker",
         f"--loglevel={settings.log_level}",

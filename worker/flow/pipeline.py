@@ -24,12 +24,15 @@ from memsieve.embedders import batching
 from memsieve.flow import embed, faults
 from memsieve.flow.locks import NamespaceLock
 from memsieve.gate import guards, thresholds
+from memsieve.ops import scrub
 from memsieve.schemas import events as ev
 from memsieve.settings import Settings
 from memsieve.store.postgres import InboxEvent, Outcome, Pending, Store
 from pydantic import ValidationError
 
 log = logging.getLogger("memsieve.pipeline")
+# Refusals whose message holds only a lesson the policy did not want (no secret found).
+_HARMLESS = frozenset(policy.REASONS) - {"secret"}
 decisions_log = logging.getLogger("memsieve.decision")
 
 
@@ -261,6 +264,14 @@ class Pipeline:
         for r in rows:
             unique.setdefault(r.event_id, r)
         new = set(self.store.insert_events(list(unique.values())))
+        # Refused messages may hold a secret the broker still keeps on disk: count them
+        # so the sweeper rewrites the broker's append-only file (memsieve.ops.scrub).
+        refused = sum(
+            1
+            for r in unique.values()
+            if r.event_id in new and r.status == "rejected" and r.reason not in _HARMLESS
+        )
+        scrub.note_refusals(self.redis, refused)
         out = []
         for r in rows:
             status = r.status if r.event_id in new else "duplicate"
