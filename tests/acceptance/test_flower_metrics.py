@@ -48,9 +48,11 @@ def test_flower_shows_tasks_without_text_and_metrics_count_decisions(
     fport, mport = _free_port(), _free_port()
     flower_settings = replace(settings, flower_port=fport, flower_basic_auth=auth)
     log = open(tmp_path / "flower.log", "wb")
+    cmd, flower_env = flower_command(flower_settings, env)
+    assert auth not in " ".join(cmd) and "redis://" not in " ".join(cmd)
     flower = subprocess.Popen(
-        flower_command(flower_settings),
-        env=env,
+        cmd,
+        env=flower_env,
         cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
