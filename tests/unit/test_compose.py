@@ -6,7 +6,10 @@ the compose file, or list it in DEFAULT_IS_FINE with the reason it needs no valu
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -14,11 +17,22 @@ from urllib.parse import urlparse
 
 import pytest
 import yaml
+from memsieve.ops.services import REDIS_APP_RULES
 from memsieve.settings import SETTINGS_HELP, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "docker" / "Dockerfile"
+REDIS_START = ROOT / "docker" / "redis-start.sh"
+PG_INIT = ROOT / "docker" / "postgres-init.sh"
+# Every credential the stack needs, each required (compose refuses to start without it).
+CREDENTIALS = {
+    "POSTGRES_PASSWORD": "pg-super-1",
+    "MEMSIEVE_DB_PASSWORD": "pg-app-2",
+    "REDIS_PASSWORD": "redis-app-3",
+    "REDIS_ADMIN_PASSWORD": "redis-admin-4",
+    "MEMSIEVE_FLOWER_BASIC_AUTH": "ops:flower-5",
+}
 
 # Settings the compose stack leaves at their defaults, and why that is right there.
 DEFAULT_IS_FINE = {
@@ -88,9 +102,45 @@ def test_postgres_is_the_official_pgvector_image_with_a_volume(compose: dict[str
 
 def test_redis_keeps_an_append_only_file_on_a_volume(compose: dict[str, Any]) -> None:
     r = compose["services"]["redis"]
-    cmd = r["command"]
-    assert cmd[cmd.index("--appendonly") + 1] == "yes"
+    script = REDIS_START.read_text()
+    assert r["command"][-1] in {v.split(":")[1] for v in r["volumes"]}
+    assert "--appendonly yes --appendfsync always" in script
     assert any(v.endswith(":/data") for v in r["volumes"])
+
+
+def test_redis_needs_passwords_and_gives_the_app_the_embedded_rights(
+    compose: dict[str, Any],
+) -> None:
+    script = REDIS_START.read_text()
+    assert "user default off" in script
+    app = re.search(r"^user memsieve on >\$\{REDIS_PASSWORD\} (.+)$", script, re.M)
+    assert app and app.group(1) == REDIS_APP_RULES
+    assert "-@admin" in REDIS_APP_RULES and "-@dangerous" in REDIS_APP_RULES
+    assert "redis-cli --user memsieve" in " ".join(
+        compose["services"]["redis"]["healthcheck"]["test"]
+    )
+
+
+def test_the_database_role_of_memsieve_is_not_the_superuser(compose: dict[str, Any]) -> None:
+    pg = _env(compose["services"]["postgres"])
+    assert pg["POSTGRES_USER"] == "postgres"
+    assert "scram-sha-256" in pg["POSTGRES_INITDB_ARGS"]
+    init = PG_INIT.read_text()
+    assert "CREATE ROLE memsieve LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE" in init
+    assert "CREATE DATABASE memsieve OWNER memsieve" in init
+    assert "\\getenv app_password MEMSIEVE_DB_PASSWORD" in init  # not on a command line
+
+
+def test_the_file_holds_no_password_and_requires_every_credential() -> None:
+    text = COMPOSE.read_text()
+    # A URL's password is always a required variable, never a literal or a default.
+    for m in re.finditer(r"://[^:/@\s]+:([^@\s]+)@", text):
+        assert re.fullmatch(r"\$\{[A-Z_]+:\?[^}]*\}", m.group(1)), m.group(0)
+    for name in CREDENTIALS:
+        uses = re.findall(rf"\$\{{{name}(:[-?])?", text)
+        assert uses and all(op == ":?" for op in uses), name
+    config = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    assert not re.search(r"(?i)password\s*[:=]\s*[^$\s{]", config.replace("_PASSWORD:", ""))
 
 
 def test_named_volumes_are_declared(compose: dict[str, Any]) -> None:
@@ -114,7 +164,9 @@ def test_worker_scales_and_its_settings_validate(compose: dict[str, Any]) -> Non
     assert w["command"][:2] == ["memsieve", "worker"]
     assert set(w["depends_on"]) == {"postgres", "redis"}
     assert all(d["condition"] == "service_healthy" for d in w["depends_on"].values())
-    env = {k: interpolate(v, {"OPENAI_API_KEY": "sk-test"}) for k, v in _env(w).items()}
+    env = {
+        k: interpolate(v, {"OPENAI_API_KEY": "sk-test", **CREDENTIALS}) for k, v in _env(w).items()
+    }
     unknown = {k for k in env if k not in SETTINGS_HELP}
     assert not unknown, f"compose sets variables the code does not read: {unknown}"
     settings = Settings.from_env(env)  # raises ConfigError on a bad value
@@ -129,9 +181,12 @@ def test_worker_scales_and_its_settings_validate(compose: dict[str, Any]) -> Non
         assert url
         u = urlparse(url)
         assert u.hostname in ports and u.port == ports[u.hostname], url
-    db = _env(services["postgres"])
     u = urlparse(settings.database_url or "")
-    assert u.path.lstrip("/") == db["POSTGRES_DB"] and u.username == db["POSTGRES_USER"]
+    assert (u.path.lstrip("/"), u.username) == ("memsieve", "memsieve")
+    assert u.password == CREDENTIALS["MEMSIEVE_DB_PASSWORD"]
+    assert urlparse(settings.broker_url or "").password == CREDENTIALS["REDIS_PASSWORD"]
+    assert settings.metrics_hash_namespaces
+    assert any(v.endswith(":" + str(Path(settings.key_path).parent)) for v in w["volumes"])
 
 
 def test_every_setting_is_set_or_knowingly_left_at_its_default(compose: dict[str, Any]) -> None:
@@ -147,17 +202,43 @@ def test_every_setting_is_set_or_knowingly_left_at_its_default(compose: dict[str
 
 def test_flower_requires_basic_auth_and_watches_the_workers_broker(compose: dict[str, Any]) -> None:
     f = compose["services"]["flower"]
-    auth = _env(f)["FLOWER_BASIC_AUTH"]
+    env = _env(f)
+    auth = env["FLOWER_BASIC_AUTH"]
     with pytest.raises(KeyError):
         interpolate(auth, {})  # compose refuses to start without it
     assert interpolate(auth, {"MEMSIEVE_FLOWER_BASIC_AUTH": "ops:pw"}) == "ops:pw"
-    cmd = f["command"]
-    assert cmd[:3] == ["celery", "-A", "memsieve.app"] and "flower" in cmd
-    broker = next(c.split("=", 1)[1] for c in cmd if c.startswith("--broker="))
-    assert broker == _env(compose["services"]["worker"])["MEMSIEVE_BROKER_URL"]
-    port = next(c.split("=", 1)[1] for c in cmd if c.startswith("--port="))
-    assert any(str(p).endswith(f":{port}") for p in f["ports"])
+    # memsieve's launcher (it scrubs task arguments), and nothing on its command line.
+    assert f["command"] == ["python", "-m", "memsieve.ops.flower"]
+    assert env["CELERY_BROKER_URL"] == _env(compose["services"]["worker"])["MEMSIEVE_BROKER_URL"]
+    assert any(str(p).endswith(f":{env['FLOWER_PORT']}") for p in f["ports"])
     assert f["image"] == compose["services"]["worker"]["image"]
+
+
+def _compose_config(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("docker-compose")
+    assert exe, "Debian's docker-compose is needed (scripts/test.sh installs it)"
+    base = {k: v for k, v in os.environ.items() if k not in CREDENTIALS}
+    return subprocess.run(
+        [exe, "-f", str(COMPOSE), "config"],
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+
+
+def test_docker_compose_renders_the_file_and_refuses_missing_credentials() -> None:
+    """`docker-compose config` (no engine needed) validates and interpolates the file."""
+    done = _compose_config(CREDENTIALS)
+    assert done.returncode == 0, done.stderr
+    rendered = yaml.safe_load(done.stdout)
+    worker = rendered["services"]["worker"]["environment"]
+    assert worker["MEMSIEVE_DATABASE_URL"].startswith("postgresql://memsieve:pg-app-2@")
+    assert rendered["services"]["flower"]["environment"]["FLOWER_BASIC_AUTH"] == "ops:flower-5"
+    for name in CREDENTIALS:
+        missing = _compose_config({k: v for k, v in CREDENTIALS.items() if k != name})
+        assert missing.returncode != 0 and f"set {name}" in missing.stderr, (name, missing.stderr)
 
 
 def test_dockerfile_installs_every_package_the_project_ships() -> None:
