@@ -65,6 +65,28 @@ def send(items: list[Any], settings: Settings) -> None:
         )
 
 
+def secret_items(items: list[Any]) -> list[str]:
+    """Why each item holding a secret must not be sent (no value in the text)."""
+    from memsieve import client
+    from memsieve.capture import secrets
+
+    problems = []
+    for n, item in enumerate(items, 1):
+        if isinstance(item, dict):
+            try:
+                client.check(item)
+                continue
+            except client.Refused as exc:
+                if exc.reason == "secret":
+                    problems.append(f"item {n}: {exc.detail}")
+                    continue
+        # Not a valid event: sent as-is for the ledger to record, unless it holds a secret.
+        raw = item if isinstance(item, str) else json.dumps(item, default=str)
+        if secrets.find_secrets(raw):
+            problems.append(f"item {n}: a secret in an item that is not a valid event")
+    return problems
+
+
 def cmd_enqueue(settings: Settings, args: argparse.Namespace) -> int:
     if args.file:
         items = list(_lines(args.file))
@@ -74,6 +96,10 @@ def cmd_enqueue(settings: Settings, args: argparse.Namespace) -> int:
         items = [_event_from_flags(args)]
     else:
         return fail("enqueue needs --content (with --namespace --kind --heading) or --file PATH|-")
+    problems = secret_items(items)
+    if problems:
+        # Checked before anything is sent: a secret never reaches the broker's disk.
+        return fail("refused, nothing was sent:\n  " + "\n  ".join(problems))
     from memsieve.flow.pipeline import event_id_for
 
     settings = resolve(settings, need_db=False)

@@ -1,0 +1,51 @@
+"""The producer client refuses before sending: schema errors and secrets in any field."""
+
+from __future__ import annotations
+
+import pytest
+from memsieve import client
+
+LESSON = {
+    "namespace": "web",
+    "kind": "retro",
+    "heading": "File naming",
+    "content": "This project uses kebab-case for filenames.",
+}
+GHP = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa9"
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"content": f"rotate {GHP} now"}, "content"),
+        ({"heading": f"Leak {GHP}"}, "heading"),
+        ({"tags": ["ci", GHP]}, "tags"),
+        ({"source": {"agent": GHP}}, "source.agent"),
+        ({"source": {"session": GHP}}, "source.session"),
+        ({"event_id": "AKIA" + "Q3TZ7N2WXKJ5LM8P"}, "event_id"),
+        ({"kind": "correction", "supersedes": GHP}, "supersedes"),
+        ({"heading": "Token " + GHP[:20], "content": GHP[20:] + " leaked"}, "heading"),
+        ({"content": "The password is hunter3x for staging, rotate it."}, "content"),
+    ],
+)
+def test_a_secret_anywhere_is_refused_without_echoing_it(change: dict, field: str) -> None:
+    with pytest.raises(client.Refused) as info:
+        client.check({**LESSON, **change})
+    exc = info.value
+    assert exc.reason == "secret" and field in exc.fields
+    assert "nothing was sent" in str(exc)
+    for value in (GHP, GHP[:20], GHP[20:], "hunter3x", "AKIAQ3TZ7N2WXKJ5LM8P"):
+        assert value not in str(exc)
+
+
+def test_schema_errors_are_refused_and_a_made_up_field_name_is_not_echoed() -> None:
+    with pytest.raises(client.Refused, match="invalid: kind: must be one of"):
+        client.check({**LESSON, "kind": "musing"})
+    with pytest.raises(client.Refused) as info:
+        client.check({**LESSON, GHP: 1})
+    assert info.value.reason == "invalid" and GHP not in str(info.value)
+
+
+def test_a_clean_event_passes_with_its_id() -> None:
+    event = client.check(LESSON)
+    assert event.resolved_id().startswith("h-")
