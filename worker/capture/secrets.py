@@ -74,7 +74,7 @@ _IS = (
 _QUOTE_OPEN = "\"'“‘`«(["
 _VALUE = r"[\"'“‘`«(\[]*([^\s\"'”’`»]{4,128})"
 _PROSE_AFTER = re.compile(
-    rf"(?i)(?<![\w-])({_PW}|{_TOKEN})(?![\w-])"
+    rf"(?i)(?<![A-Za-z0-9_-])({_PW}|{_TOKEN})(?![A-Za-z0-9_-])"
     r"(?:\s+(?:for|of|to|on|at)\s+(?:the\s+|our\s+|my\s+)?[^\s,;:]{1,40}(?:\s+[^\s,;:=]{1,30})?)?"
     rf"\s*{_IS}\s*{_VALUE}"
 )
@@ -91,9 +91,22 @@ _LOGIN = re.compile(
     r"[\"'`]?([^\s\"'`]{4,64})"
 )
 _USER_PASS_HOST = re.compile(r"(?<![\w/:])[\w.+-]{1,64}:([^\s@/:]{4,128})@[\w-]+(?:\.[\w-]+)+")
+# A keyword followed straight by a random-looking value: "API key 3f2c…", "TOTP secret
+# JBSWY3DP…", "auth token: 'a8f5…'".
+_KEYWORD_VALUE = re.compile(
+    rf"(?i)(?<![A-Za-z0-9_-]){_TOKEN}(?![A-Za-z0-9_-])(?:\s+(?:is|was|of|for|=|:))?\s*[:=]?\s*"
+    r"[\"'`]?([A-Za-z0-9_\-./+=~]{16,256})"
+)
+# Passwords on command lines: mysql -pX, curl -u user:X, sshpass -p X, redis-cli -a X.
+_CLI_PASSWORD = re.compile(
+    r"(?:\bmysql(?:dump|admin)?\b[^\n]*?\s-p[\"']?([^\s\"'-][^\s\"']{3,})"
+    r"|\s(?:-u|--user)\s+[\"']?[^\s:\"']+:([^\s\"'@]{4,})"
+    r"|\bsshpass\s+-p\s*[\"']?([^\s\"']{4,})"
+    r"|\bredis-cli\b[^\n]*?\s-a\s+[\"']?([^\s\"']{4,}))"
+)
 _PROSE_NEEDS = (
     "pass", "pwd", "pw", "pin", "token", "secret", "key", "log", "sign", "user", "cred",
-    "account", "@", "mdp", "wort", "contrase", "clave", "senha", "has", "sifre", "şifre",
+    "account", "@", "mdp", "mysql", "-u", "sshpass", "redis-cli", "wort", "contrase", "clave", "senha", "has", "sifre", "şifre",
     "пароль", "密", "パスワード", "비밀번호", "salasana", "heslo", "parola", "senord",
 )  # fmt: skip
 # Words that follow "the password is" in lessons about passwords, not passwords.
@@ -127,7 +140,7 @@ def _clean_value(value: str) -> str:
     return value.lstrip("".join(_QUOTE_OPEN))
 
 
-def _password_like(value: str, strict: bool) -> bool:
+def _password_like(value: str, strict: bool, digits_ok: bool = True) -> bool:
     """A value that reads as a password, not as the word after "the password is"."""
     v = _clean_value(value)
     low = v.lower()
@@ -139,13 +152,17 @@ def _password_like(value: str, strict: bool) -> bool:
         return False  # os.environ[...], get_secret(...), settings.db_password
     if low.startswith(("http", "/", "~/", "./", "$", "%", "{", "<", "[redacted")) or "://" in v:
         return False
-    if re.fullmatch(r"[a-z]+(?:-[a-z]+)+", v) or re.fullmatch(r"\d{1,3}(?:\.\d+)?%?", v):
-        return False  # short-lived, case-sensitive; 8, 12.5%
+    if re.fullmatch(r"[a-z]+(?:-[a-z]+)?", v) and "-" in v:
+        return False  # short-lived, case-sensitive (a 3+ word passphrase does count)
+    if re.fullmatch(r"\d{1,3}(?:\.\d+)?%?", v):
+        return False  # 8, 12.5%
     has_digit = any(c.isdigit() for c in v)
     has_symbol = any(not c.isalnum() for c in v)
     mixed = v != v.lower() and v != v.upper() and not v.istitle()
     if v.isdigit():
-        return len(v) >= 4
+        return digits_ok and len(v) >= 4
+    if re.fullmatch(r"[a-z]+(?:-[a-z]+){2,}", v):
+        return not strict or len(v) >= 16  # correct-horse-battery-staple
     if has_digit or has_symbol or mixed:
         return True
     if strict:
@@ -169,10 +186,29 @@ def _prose(text: str) -> Iterable[SecretFinding]:
         if ok:
             start = m.start(2) + m.group(2).index(value) if value in m.group(2) else m.start(2)
             yield SecretFinding(start, start + len(value), "prose_password")
+    for m in _KEYWORD_VALUE.finditer(text):
+        value = m.group(1).rstrip(".,;:")
+        core = value.replace("-", "").replace("_", "")
+        if (
+            any(c.isdigit() for c in core)
+            and any(c.isalpha() for c in core)
+            and entropy(core) >= 3.0
+            and patterns.not_lookalike(value)
+            and _password_like(value, strict=True) is not False
+        ):
+            start = m.start(1)
+            yield SecretFinding(start, start + len(value), "keyword_secret")
+    for m in _CLI_PASSWORD.finditer(text):
+        group = next(g for g in range(1, 5) if m.group(g) is not None)
+        value = _clean_value(m.group(group))
+        if _password_like(value, strict=True):
+            start = m.start(group) + max(0, m.group(group).find(value))
+            yield SecretFinding(start, start + len(value), "prose_password")
     for regex, group in ((_PROSE_BARE, 1), (_PROSE_BEFORE, 1), (_LOGIN, 2), (_USER_PASS_HOST, 1)):
         for m in regex.finditer(text):
             value = _clean_value(m.group(group))
-            if value and _password_like(value, strict=True):
+            # "user id 1001", "account 42": a number after a name is an id, not a password.
+            if value and _password_like(value, strict=True, digits_ok=regex is not _LOGIN):
                 start = m.start(group) + max(0, m.group(group).find(value))
                 yield SecretFinding(start, start + len(value), "prose_password")
 
