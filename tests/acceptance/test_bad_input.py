@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 from memsieve import constants
 from memsieve.capture import secrets
 from memsieve.flow.pipeline import event_id_for
+from memsieve.ops import home
 from memsieve.ops.services import EmbeddedPostgres
 from memsieve.schemas.events import raw_event_id
+from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
 from tests.conftest import Workers, wait_until
@@ -67,10 +69,16 @@ def _terminal_count(store: Store, ids: set[str]) -> tuple[int, int]:
     return sum(n for s, n in by.items() if s != "pending"), sum(by.values())
 
 
+def _key(env: dict[str, str]) -> bytes:
+    """The install key the workers use (their MEMSIEVE_HOME): refused events' ids are keyed."""
+    return home.install_key(Settings.from_env(env).key_path)
+
+
 def test_arbitrary_items_each_end_in_one_recorded_state_and_the_worker_survives(
-    workers: Workers, store: Store, celery_app: Any
+    workers: Workers, store: Store, celery_app: Any, env: dict[str, str]
 ) -> None:
     proc = workers.start(concurrency=2)
+    key = _key(env)
     sent: set[str] = set()
     items_by_id: dict[str, Any] = {}
 
@@ -83,8 +91,8 @@ def test_arbitrary_items_each_end_in_one_recorded_state_and_the_worker_survives(
         celery_app.send_task(constants.TASK_CAPTURE, args=[payload], queue=constants.QUEUE)
         # By contract a list payload is a list of events.
         delivered = payload if isinstance(payload, list) else [payload]
-        sent.update(event_id_for(i) for i in delivered)
-        items_by_id.update((event_id_for(i), i) for i in delivered)
+        sent.update(event_id_for(i, key) for i in delivered)
+        items_by_id.update((event_id_for(i, key), i) for i in delivered)
 
     send()
     # Things that are not Celery task messages at all, straight onto the queue.
@@ -129,7 +137,12 @@ def _corpus() -> list[str]:
 
 
 def test_refused_secrets_are_nowhere_in_the_database_or_the_logs(
-    workers: Workers, store: Store, celery_app: Any, pg_server: EmbeddedPostgres, tmp_path: Path
+    workers: Workers,
+    store: Store,
+    celery_app: Any,
+    pg_server: EmbeddedPostgres,
+    tmp_path: Path,
+    env: dict[str, str],
 ) -> None:
     corpus = _corpus()
     assert len(corpus) >= 30
@@ -153,7 +166,8 @@ def test_refused_secrets_are_nowhere_in_the_database_or_the_logs(
     celery_app.send_task(
         constants.TASK_CAPTURE, args=[events[len(events) // 2 :]], queue=constants.QUEUE
     )
-    ids = {event_id_for(e) for e in events}
+    key = _key(env)
+    ids = {event_id_for(e, key) for e in events}
     assert wait_until(lambda: _terminal_count(store, ids) == (len(ids), len(ids)), timeout=60), (
         workers.logs()[-2000:]
     )

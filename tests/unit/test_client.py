@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from memsieve import client
 
@@ -49,3 +51,20 @@ def test_schema_errors_are_refused_and_a_made_up_field_name_is_not_echoed() -> N
 def test_a_clean_event_passes_with_its_id() -> None:
     event = client.check(LESSON)
     assert event.resolved_id().startswith("h-")
+
+
+def test_enqueue_refuses_a_secret_before_touching_any_service(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memsieve.cli import main
+
+    monkeypatch.setenv("MEMSIEVE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MEMSIEVE_EMBEDDER", "hashing")
+    code = main.main(
+        ["enqueue", "--namespace", "web", "--kind", "retro", "--heading", "Leak"]
+        + ["--content", f"token {GHP} in the CI log"]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "refused, nothing was sent" in err and "item 1: github_token" in err
+    assert GHP not in err
+    assert not (tmp_path / "home" / "redis").exists()  # no embedded service was started

@@ -103,3 +103,19 @@ def test_setup_installs_one_redacting_handler() -> None:
     finally:
         root.handlers[:] = saved[0]
         root.setLevel(saved[1])
+
+
+def test_exception_text_quoting_input_is_redacted(
+    captured: tuple[io.StringIO, logging.Handler],
+) -> None:
+    stream, handler = captured
+    handler.setFormatter(logs.TextFormatter())
+    key = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa9"
+    log = logging.getLogger("memsieve.test")
+    try:
+        raise ValueError(f"invalid input syntax: {key!r}; the password is hunter3x")
+    except ValueError:
+        log.exception("capture failed for %s", f"\x1b[2Jheading {key}")
+    out = stream.getvalue()
+    assert key not in out and "hunter3x" not in out and "\x1b" not in out
+    assert "[REDACTED:github_token]" in out

@@ -100,3 +100,12 @@ def test_metrics_namespace_hashing_defaults_to_on_beyond_localhost() -> None:
     off = {"MEMSIEVE_METRICS_ADDRESS": "0.0.0.0", "MEMSIEVE_METRICS_HASH_NAMESPACES": "false"}
     assert not Settings.from_env(off).metrics_hash_namespaces
     assert Settings.from_env({"MEMSIEVE_METRICS_HASH_NAMESPACES": "true"}).metrics_hash_namespaces
+
+
+def test_hashed_namespace_labels_are_keyed_and_stable() -> None:
+    from memsieve import metrics
+
+    a = metrics.namespace_label("acme-corp", b"k" * 32)
+    assert a == metrics.namespace_label("acme-corp", b"k" * 32) and a.startswith("ns-")
+    assert "acme" not in a and a != metrics.namespace_label("acme-corp", b"j" * 32)
+    assert metrics.namespace_label("acme-corp", None) == "acme-corp"
