@@ -7,6 +7,7 @@ a flushed Redis.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
@@ -51,12 +52,35 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def service_dir(prefix: str) -> Iterator[Path]:
+    """A folder for an embedded PostgreSQL, outside pytest's temporary tree.
+
+    As root, PostgreSQL runs as another user who must traverse every folder above its
+    data; any pytest session that starts (ours, or another one on this machine) resets
+    /tmp/pytest-of-root to 0700, which would pull the ground from under a running server.
+    """
+    path = Path(tempfile.mkdtemp(prefix=f"memsieve-{prefix}-", dir="/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def services_home() -> Iterator[Path]:
+    """MEMSIEVE_HOME for a test that starts its own embedded services."""
+    with service_dir("home") as path:
+        yield path / "home"
+
+
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
-    pg = EmbeddedPostgres(tmp_path_factory.mktemp("pg") / "data", database="postgres")
-    pg.start()
-    yield pg
-    pg.stop(mode="immediate")
+def pg_server() -> Iterator[EmbeddedPostgres]:
+    with service_dir("pg") as path:
+        pg = EmbeddedPostgres(path / "data", database="postgres")
+        pg.start()
+        yield pg
+        pg.stop(mode="immediate")
 
 
 @pytest.fixture(scope="session")

@@ -62,6 +62,7 @@ class Stack:
     def __init__(
         self, tmp: Path, env: dict[str, str], broker: str, appendonly: bool = True
     ) -> None:
+        # PostgreSQL lives outside pytest's tree (see tests/conftest.py: service_dir).
         self.pg = EmbeddedPostgres(tmp / "own-pg", database="memsieve")
         self.redis = EmbeddedRedis(tmp / "own-redis", appendonly=appendonly)
         self.pg.start()
@@ -94,13 +95,13 @@ class Stack:
 
 
 @pytest.fixture
-def stack_factory(tmp_path: Path, env: dict[str, str]) -> Iterator[Any]:
+def stack_factory(services_home: Path, env: dict[str, str]) -> Iterator[Any]:
     stacks: list[Stack] = []
 
     def make(broker: str = "redis", appendonly: bool = True) -> Stack:
         if broker == "amqp" and not _rabbitmq_up():
             pytest.skip(f"RabbitMQ not reachable at {AMQP_URL}")
-        s = Stack(tmp_path, env, broker, appendonly)
+        s = Stack(services_home.parent / f"stack{len(stacks)}", env, broker, appendonly)
         stacks.append(s)
         return s
 

@@ -179,14 +179,14 @@ print(json.dumps(out))
 
 
 def test_no_secret_in_dump_logs_flower_or_home_and_no_door_for_other_users(
-    tmp_path: Path,
+    tmp_path: Path, services_home: Path
 ) -> None:
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith("MEMSIEVE_") and k != "OPENAI_API_KEY"
     }
-    home = tmp_path / "home"
+    home = services_home
     fport, auth = free_port(), "ops:" + random.token_urlsafe(12)
     env.update(
         MEMSIEVE_HOME=str(home),

@@ -77,7 +77,9 @@ def port_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_five_rewordings_end_as_one_live_memory_with_five_versions(tmp_path: Path) -> None:
+def test_five_rewordings_end_as_one_live_memory_with_five_versions(
+    tmp_path: Path, services_home: Path
+) -> None:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -85,7 +87,7 @@ def test_five_rewordings_end_as_one_live_memory_with_five_versions(tmp_path: Pat
     }
     flower = free_port()
     env.update(
-        MEMSIEVE_HOME=str(tmp_path / "home"),
+        MEMSIEVE_HOME=str(services_home),
         MEMSIEVE_FLOWER_PORT=str(flower),
         MEMSIEVE_METRICS_PORT=str(free_port()),
         MEMSIEVE_CONCURRENCY="1",
@@ -146,7 +148,7 @@ def test_five_rewordings_end_as_one_live_memory_with_five_versions(tmp_path: Pat
     text = (tmp_path / "up.log").read_text()
     assert code == 0, text[-3000:]
     assert "memsieve: stopped" in text
-    state = tmp_path / "home" / "services.json"
+    state = services_home / "services.json"
     assert not state.exists()
     time.sleep(0.5)
     assert not port_open(flower)

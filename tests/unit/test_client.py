@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -60,10 +61,15 @@ def test_enqueue_refuses_a_secret_before_touching_any_service(
 
     monkeypatch.setenv("MEMSIEVE_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("MEMSIEVE_EMBEDDER", "hashing")
-    code = main.main(
-        ["enqueue", "--namespace", "web", "--kind", "retro", "--heading", "Leak"]
-        + ["--content", f"token {GHP} in the CI log"]
-    )
+    old_umask = os.umask(0o022)
+    try:
+        code = main.main(
+            ["enqueue", "--namespace", "web", "--kind", "retro", "--heading", "Leak"]
+            + ["--content", f"token {GHP} in the CI log"]
+        )
+        assert os.umask(0o022) == 0o077  # every command runs with a private umask
+    finally:
+        os.umask(old_umask)
     err = capsys.readouterr().err
     assert code == 2 and "refused, nothing was sent" in err and "item 1: github_token" in err
     assert GHP not in err

@@ -19,153 +19,35 @@ plugins' compiled regexes give us offsets directly; its heuristic filters
 
 from __future__ import annotations
 
-import base64
-import binascii
-import math
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-from detect_secrets.filters import heuristic
 from detect_secrets.plugins.base import RegexBasedDetector
-
-
-@dataclass(frozen=True, order=True)
-class SecretFinding:
-    """A secret at text[start:end]; `kind` names its format, e.g. 'github_token'."""
-
-    start: int
-    end: int
-    kind: str
-
-
-Validator = Callable[[str], bool]
-
-# Values that configuration examples and docs use in place of a real secret.
-_PLACEHOLDER_RE = re.compile(
-    r"""^(?:
-        \$\{?[A-Za-z_][A-Za-z0-9_]*\}?      # $VAR, ${VAR}
-      | \{\{?[^{}]*\}\}?                    # {password}, {{ secret }}
-      | <[^<>]*>                            # <token>
-      | %\(?[A-Za-z_]*\)?s                  # %s, %(password)s
-      | [*x.#?-]+                           # ****, xxxx, ...
-      | \[REDACTED:[a-z0-9_]+\]             # our own marker: redact() is idempotent
-      | [A-Z][A-Z0-9_]*                     # an env var name: API_KEY
-      | (?i:none|null|nil|true|false|empty|changeme|change_me|password|passwd|secret|
-         token|redacted|example|dummy|placeholder|your[_-]?\w*|my[_-]?\w*)
-    )$""",
-    re.VERBOSE,
+from memsieve.capture.shapes import B as _B
+from memsieve.capture.shapes import E as _E
+from memsieve.capture.shapes import (
+    Pattern,
+    SecretFinding,
+    basic_auth,
+    classes,
+    config_value,
+    entropy,
+    entropy_assignment,
+    not_lookalike,
+    not_placeholder,
+    random_looking,
 )
-# `settings.api_key`, `os.environ["X"]`, `get_token()`: code that fetches a secret.
-# The value may be cut at a quote: `os.environ[` is what the pattern sees of os.environ['X'].
-_CODE_REF_RE = re.compile(r"^[A-Za-z_]\w*(?:\.\w+)*(?:\.\w+|[\[(].*)$")
+from memsieve.capture.shapes import p as _p
+from memsieve.capture.vendors import VENDOR_PATTERNS
 
+__all__ = ["SecretFinding", "classes", "entropy", "known_formats", "merge", "not_lookalike"]
 
-def entropy(s: str) -> float:
-    """Shannon entropy in bits per character."""
-    if not s:
-        return 0.0
-    counts: dict[str, int] = {}
-    for ch in s:
-        counts[ch] = counts.get(ch, 0) + 1
-    n = len(s)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
-
-
-def classes(s: str) -> int:
-    return sum(
-        (
-            any(c.islower() for c in s),
-            any(c.isupper() for c in s),
-            any(c.isdigit() for c in s),
-        )
-    )
-
-
-def not_placeholder(value: str) -> bool:
-    return not _PLACEHOLDER_RE.match(value) and not heuristic.is_templated_secret(value)
-
-
-def not_lookalike(value: str) -> bool:
-    """detect-secrets' filters: not abcdef123456-like, not a UUID, not a template."""
-    return not_placeholder(value) and not (
-        heuristic.is_sequential_string(value) or heuristic.is_potential_uuid(value)
-    )
-
-
-def _random_looking(value: str) -> bool:
-    """A token, not a word: mixed letter cases and digits, or high entropy."""
-    return not_placeholder(value) and (classes(value) >= 2 and entropy(value) >= 3.0)
-
-
-def _config_value(value: str) -> bool:
-    """A non-trivial value after `password=` / `token:`; short lowercase words are prose."""
-    v = value.strip("\"'`")
-    if len(v) < 6 or not not_placeholder(v) or _CODE_REF_RE.match(v):
-        return False
-    if re.fullmatch(r"[\d_.,]+", v):
-        return False  # a count or a size: MAX_TOKENS = 300_000
-    if re.fullmatch(r"[a-z]+(?:[-_][a-z]+)*", v) and len(v) < 16:
-        return False  # "token: expires", "secret: rotate-weekly" are prose
-    return True
-
-
-def _basic_auth(value: str) -> bool:
-    """`Basic <b64>` is a credential when the base64 decodes to `user:password`."""
-    try:
-        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return b":" in raw
-
-
-_SECRETISH_KEY = r"(?:key|secret|token|pass|pwd|auth|cred|sig|salt|private|session|cookie)"
-_HASHISH_KEY = re.compile(r"(?i)(?:sha|hash|digest|checksum|commit|rev|etag|id|uuid|hex|version)$")
-
-
-def _entropy_assignment(key: str, value: str) -> bool:
-    """A high-entropy base64/hex value assigned to a key (key=value, key: value)."""
-    if _HASHISH_KEY.search(key) or not not_placeholder(value):
-        return False
-    secretish = re.search(_SECRETISH_KEY, key, re.IGNORECASE) is not None
-    if re.fullmatch(r"[0-9a-fA-F]+", value):
-        # Hex digests (commits, content hashes) are everywhere in lessons; only a key
-        # that names a credential makes a hex string a secret.
-        return secretish and len(value) >= 24 and entropy(value) >= 3.0
-    threshold = 3.5 if secretish else 4.3
-    return len(value) >= 20 and classes(value) >= 2 and entropy(value) >= threshold
-
-
-@dataclass(frozen=True)
-class _Pattern:
-    kind: str
-    regex: re.Pattern[str]
-    group: int | str = 0  # which group is the secret (0: the whole match)
-    valid: Validator | None = None
-    # Case-sensitive literals of which every match contains at least one: a text with none
-    # of them cannot match, and the regex is not run (most start with a look-behind, so
-    # `re` would try them at every position). Empty: always run.
-    needs: tuple[str, ...] = ()
-
-
-def _p(
-    kind: str,
-    pattern: str,
-    group: int | str = 0,
-    valid: Validator | None = None,
-    needs: tuple[str, ...] = (),
-) -> _Pattern:
-    return _Pattern(kind, re.compile(pattern), group, valid, needs)
-
-
-_B = r"(?<![A-Za-z0-9_])"  # a token starts here
-_E = r"(?![A-Za-z0-9_])"  # and ends here
 
 # Order matters only for naming: on overlap the longer span wins, ties go to the first.
-_PATTERNS: tuple[_Pattern, ...] = (
+_PATTERNS: tuple[Pattern, ...] = (
     _p(
         "private_key",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
@@ -209,7 +91,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
         r"(?i:aws)[\w .-]{0,30}?(?i:secret|key)[\w .\"'-]{0,20}?[:=\s]\s*[\"']?"
         r"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
         1,
-        _random_looking,
+        random_looking,
     ),
     _p(
         "github_token",
@@ -255,7 +137,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
         lambda v: classes(v) >= 3 or "T3BlbkFJ" in v,
         needs=("sk-",),
     ),
-    _p("huggingface_token", _B + r"hf_[A-Za-z0-9]{30,}" + _E, 0, _random_looking, needs=("hf_",)),
+    _p("huggingface_token", _B + r"hf_[A-Za-z0-9]{30,}" + _E, 0, random_looking, needs=("hf_",)),
     _p(
         "jwt",
         _B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
@@ -274,126 +156,21 @@ _PATTERNS: tuple[_Pattern, ...] = (
         1,
         needs=("=",),
     ),
-    _p("azure_sas", r"[?&]sig=([A-Za-z0-9%+/=]{20,})", 1, _random_looking, needs=("sig=",)),
+    _p("azure_sas", r"[?&]sig=([A-Za-z0-9%+/=]{20,})", 1, random_looking, needs=("sig=",)),
     _p("twilio_key", _B + r"(?:SK|AC)[0-9a-f]{32}" + _E, needs=("SK", "AC")),
     _p("sendgrid_key", _B + r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}" + _E, needs=("SG.",)),
     _p("npm_token", _B + r"npm_[A-Za-z0-9]{36}" + _E, needs=("npm_",)),
     _p("npm_token", r":_authToken=\s*([^\s\"']{8,})", 1, not_placeholder, needs=(":_authToken=",)),
     _p("pypi_token", _B + r"pypi-AgE[A-Za-z0-9_-]{50,}", needs=("pypi-AgE",)),
     _p("google_api_key", _B + r"AIza[0-9A-Za-z_-]{35}" + _E, needs=("AIza",)),
-    _p("basic_auth", r"(?i:\bbasic)\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", 1, _basic_auth),
+    _p("basic_auth", r"(?i:\bbasic)\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", 1, basic_auth),
     _p(
         "bearer_token",
         r"(?i:\bbearer)\s+([A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])",
         1,
-        _random_looking,
+        random_looking,
     ),
-    # Vendor formats with a fixed prefix (public token formats; gitleaks' rule list).
-    _p("shopify_token", _B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _E, needs=("shp",)),
-    _p("digitalocean_token", _B + r"do[opr]_v1_[a-f0-9]{64}" + _E, needs=("_v1_",)),
-    _p("vault_token", _B + r"hv[sbr]\.[A-Za-z0-9_-]{24,}" + _E, needs=("hvs.", "hvb.", "hvr.")),
-    _p(
-        "terraform_token",
-        _B + r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}",
-        needs=(".atlasv1.",),
-    ),
-    _p("doppler_token", _B + r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,}", needs=("dp.",)),
-    _p("databricks_token", _B + r"dapi[a-f0-9]{32}(?:-\d)?" + _E, needs=("dapi",)),
-    _p("grafana_token", _B + r"gl(?:c|sa)_[A-Za-z0-9_=+/-]{32,}" + _E, needs=("glc_", "glsa_")),
-    _p("newrelic_key", _B + r"NR(?:AK|JS|II|RA)-[A-Z0-9]{19,32}" + _E, needs=("NR",)),
-    _p("linear_key", _B + r"lin_(?:api|oauth)_[A-Za-z0-9]{40}" + _E, needs=("lin_",)),
-    _p("postman_key", _B + r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}" + _E, needs=("PMAK-",)),
-    _p("pulumi_token", _B + r"pul-[a-f0-9]{40}" + _E, needs=("pul-",)),
-    _p("atlassian_token", _B + r"AT(?:ATT|CTT|BB)[A-Za-z0-9_=+/-]{20,}" + _E, needs=("AT",)),
-    _p("figma_token", _B + r"figd_[A-Za-z0-9_-]{30,}" + _E, needs=("figd_",)),
-    _p("heroku_key", _B + r"HRKU-[A-Za-z0-9_-]{30,}" + _E, needs=("HRKU-",)),
-    _p("mailgun_key", _B + r"key-[a-f0-9]{32}" + _E, needs=("key-",)),
-    _p("dropbox_token", _B + r"sl\.[A-Za-z0-9_-]{60,}" + _E, needs=("sl.",)),
-    _p(
-        "age_secret_key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", needs=("AGE-",)
-    ),
-    _p("supabase_token", _B + r"sb[pa]_[a-f0-9]{40}" + _E, needs=("sbp_", "sba_")),
-    _p("sentry_token", _B + r"sntry[su]_[A-Za-z0-9_=+/-]{30,}", needs=("sntry",)),
-    _p(
-        "sentry_dsn",
-        r"https?://([a-f0-9]{32})(?::[a-f0-9]{32})?@[\w.-]*sentry[\w.-]*",
-        1,
-        needs=("sentry",),
-    ),
-    _p("airtable_token", _B + r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}" + _E, needs=("pat",)),
-    _p(
-        "notion_token",
-        _B + r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})" + _E,
-        needs=("secret_", "ntn_"),
-    ),
-    _p(
-        "webhook_url",
-        r"https://(?:discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}"
-        r"|[\w-]+\.webhook\.office\.com/\S{20,}|outlook\.office\.com/webhook/\S{20,})",
-        needs=("https://",),
-    ),
-    _p("square_token", _B + r"(?:sq0atp|sq0csp)-[A-Za-z0-9_-]{22,43}" + _E, needs=("sq0",)),
-    _p("square_token", _B + r"EAAA[A-Za-z0-9_-]{60}" + _E, needs=("EAAA",)),
-    _p(
-        "braintree_token",
-        r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}",
-        needs=("access_token$",),
-    ),
-    _p("mapbox_token", _B + r"[ps]k\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}", needs=(".eyJ",)),
-    _p(
-        "azure_ad_secret",
-        r"(?<![\w~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])",
-        needs=("Q~",),
-    ),
-    _p("google_oauth", _B + r"GOCSPX-[A-Za-z0-9_-]{28}" + _E, needs=("GOCSPX-",)),
-    _p("google_oauth", _B + r"ya29\.[A-Za-z0-9_-]{30,}", needs=("ya29.",)),
-    _p("google_oauth", r"(?<![\w/])1//0[A-Za-z0-9_-]{40,}", needs=("1//0",)),
-    _p(
-        "ai_api_key",
-        # Replicate, Groq, Perplexity, xAI, OpenRouter, LangSmith, Pinecone, Tavily, Cohere-like.
-        _B
-        + r"(?:r8_|gsk_|pplx-|xai-|sk-or-v1-|lsv2_(?:pt|sk)_|pcsk_|tvly-|fc-)[A-Za-z0-9_-]{20,}"
-        + _E,
-        0,
-        lambda v: classes(v) >= 2,
-        needs=("r8_", "gsk_", "pplx-", "xai-", "sk-or-", "lsv2_", "pcsk_", "tvly-", "fc-"),
-    ),
-    _p("hf_org_token", _B + r"api_org_[A-Za-z0-9]{30,}" + _E, needs=("api_org_",)),
-    _p(
-        "ci_token",
-        _B
-        + r"(?:CCIPAT_|bkua_|dckr_pat_|rubygems_|CLOJARS_|glrt-|nfp_|vercel_)[A-Za-z0-9_-]{20,}"
-        + _E,
-        needs=("CCIPAT_", "bkua_", "dckr_pat_", "rubygems_", "CLOJARS_", "nfp_", "vercel_"),
-    ),
-    _p("nuget_key", _B + r"oy2[a-z0-9]{43}" + _E, needs=("oy2",)),
-    _p("crates_token", _B + r"cio[A-Za-z0-9]{32}" + _E, 0, _random_looking, needs=("cio",)),
-    _p("brevo_key", _B + r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}" + _E, needs=("xkeysib-",)),
-    _p(
-        "planetscale_token",
-        _B + r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.=-]{32,}" + _E,
-        needs=("pscale_",),
-    ),
-    _p("flutterwave_key", _B + r"FLW(?:SECK|PUBK)(?:_TEST)?-[a-f0-9]{32}-X" + _E, needs=("FLW",)),
-    _p("easypost_key", _B + r"EZ[AT]K[A-Za-z0-9]{54}" + _E, needs=("EZAK", "EZTK")),
-    _p("shippo_token", _B + r"shippo_(?:live|test)_[a-f0-9]{40}" + _E, needs=("shippo_",)),
-    _p("alibaba_key", _B + r"LTAI[A-Za-z0-9]{20}" + _E, needs=("LTAI",)),
-    _p("tencent_key", _B + r"AKID[A-Za-z0-9]{32}" + _E, needs=("AKID",)),
-    _p(
-        "yandex_token",
-        _B + r"(?:AQVN[A-Za-z0-9_-]{35,38}|y[0-3]_[A-Za-z0-9_-]{55,})" + _E,
-        needs=("AQVN", "y0_", "y1_", "y2_", "y3_"),
-    ),
-    _p("fly_token", r"FlyV1 fm\d_[A-Za-z0-9+/=_,-]{40,}", needs=("FlyV1",)),
-    _p("okta_token", _B + r"00[A-Za-z0-9_-]{40}" + _E, 0, lambda v: classes(v) >= 3, needs=("00",)),
-    _p(
-        "password_hash",
-        # A crypt/bcrypt/argon2 hash can be cracked offline: treat it as a credential.
-        r"\$(?:2[abxy]\$\d\d\$[./A-Za-z0-9]{53}|apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}"
-        r"|[56]\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}"
-        r"|argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+)",
-        needs=("$",),
-    ),
+    *VENDOR_PATTERNS,
     _p(
         "config_secret",
         # No `\b` or prefix before the keyword: DB_PASSWORD and client_secret match on the
@@ -435,15 +212,15 @@ def _slug(name: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _ds_patterns() -> tuple[_Pattern, ...]:
-    out: list[_Pattern] = []
+def _ds_patterns() -> tuple[Pattern, ...]:
+    out: list[Pattern] = []
     classes: list[type[Any]] = list(get_mapping_from_secret_type_to_class().values())
     for cls in classes:
         if not issubclass(cls, RegexBasedDetector) or cls.__name__ in _DS_SKIP:
             continue
         kind = _slug(cls.__name__.removesuffix("Detector"))
         for regex in cls().denylist:
-            out.append(_Pattern(kind, regex))
+            out.append(Pattern(kind, regex))
     return tuple(out)
 
 
@@ -467,7 +244,7 @@ def _own_findings(text: str) -> Iterable[SecretFinding]:
         for m in pat.regex.finditer(text):
             if pat.kind == "config_secret":
                 g = next(g for g in _CONFIG_VALUE_GROUPS if m.group(g) is not None)
-                if _config_value(m.group(g)):
+                if config_value(m.group(g)):
                     yield SecretFinding(m.start(g), m.end(g), pat.kind)
                 continue
             value = m.group(pat.group)
@@ -476,7 +253,7 @@ def _own_findings(text: str) -> Iterable[SecretFinding]:
     if ":" not in text and "=" not in text:
         return  # every assignment has one
     for m in _ASSIGNMENT_RE.finditer(text):
-        if _entropy_assignment(m.group(1), m.group(2)):
+        if entropy_assignment(m.group(1), m.group(2)):
             yield SecretFinding(m.start(2), m.end(2), "high_entropy_string")
 
 

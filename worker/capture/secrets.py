@@ -4,7 +4,7 @@
 
 1. the known formats and `key = value` shapes of `memsieve.capture.patterns` (our own
    patterns plus detect-secrets' plugin regexes);
-2. credentials in prose: "the password is hunter3x", "login admin / S3cr3t!",
+2. credentials in prose (`memsieve.capture.prose`): "the password is hunter3x", "login admin / S3cr3t!",
    "use Tr0ub4dor as the password", `bob:Hunter42@host` (detect-secrets' keyword plugin
    only reads assignments; nobody writes lessons in `key=value`);
 3. generic tokens: a vendor-style prefix with a random tail, or a long mixed-case
@@ -34,7 +34,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from urllib.parse import unquote_plus
 
-from memsieve.capture import patterns
+from memsieve.capture import patterns, prose
 from memsieve.capture.patterns import SecretFinding, classes, entropy, merge
 
 __all__ = [
@@ -55,163 +55,6 @@ _TOKEN_START = re.compile(r"[\w+/=.:-]*")
 # A space-joined seam can only hold something new when the left side sets up a value.
 _SEAM_CUES = ("pass", "pwd", "pw", "pin", "token", "secret", "key", "auth", "bearer", "basic",
               "login", "log in", "user", "cred", "account", "-----")  # fmt: skip
-
-# --- prose credentials ------------------------------------------------------------------
-_PW = (
-    r"(?:pass(?:word|phrase|code|wd)?|pwd|pw|pin|passwort|kennwort|mot de passe|mdp|"
-    r"contrase[ñn]a|clave|senha|wachtwoord|has[łl]o|l[öo]senord|salasana|heslo|parola|"
-    r"[şs]ifre|пароль|密码|密碼|パスワード|비밀번호)"
-)
-_TOKEN = (
-    r"(?:api[ _-]?(?:key|token|secret)|access[ _-]?(?:key|token)|secret[ _-]?key|"
-    r"auth(?:entication)?[ _-]?(?:token|key)|bearer[ _-]?token|private[ _-]?key|"
-    r"client[ _-]?secret|session[ _-]?token|refresh[ _-]?token|token|secret)"
-)
-_IS = (
-    r"(?:is now|was changed to|changed to|is set to|was set to|set to|became|reads|is|was|"
-    r"are|were|ist|est|es|era|é|är|on|jest|=|:|：|->|=>|—|–|是|为|は|는|은)"
-)
-_QUOTE_OPEN = "\"'“‘`«(["
-_VALUE = r"[\"'“‘`«(\[]*([^\s\"'”’`»]{4,128})"
-_PROSE_AFTER = re.compile(
-    rf"(?i)(?<![A-Za-z0-9_-])({_PW}|{_TOKEN})(?![A-Za-z0-9_-])"
-    r"(?:\s+(?:for|of|to|on|at)\s+(?:the\s+|our\s+|my\s+)?[^\s,;:]{1,40}(?:\s+[^\s,;:=]{1,30})?)?"
-    rf"\s*{_IS}\s*{_VALUE}"
-)
-_PROSE_BARE = re.compile(rf"(?i)(?<![\w-])(?:password|passwd|pwd|passphrase)\s+{_VALUE}")
-_PROSE_BEFORE = re.compile(
-    r"(?i)(?<![\w\"'`])[\"'`]?([^\s\"'`]{6,64})[\"'`]?\s+(?:is|was|as)\s+"
-    r"(?:the|my|our|your|his|her|their|a|an)\s+(?:(?:new|old|current|admin|root|db|database|"
-    r"wifi|wi-fi|vpn|ssh|sudo|master)\s+)?(?:password|passphrase|passwd|pwd|passcode|pin)\b"
-)
-_LOGIN = re.compile(
-    r"(?i)(?<![\w-])(?:log-?in|sign[ -]?in|user(?:name)?|creds?|credentials?|account)(?![\w-])"
-    r"\s*(?:is|are|was|=|:|with|as)?\s*[\"'`]?(\w[^\s/:\"'`|,]{0,63})[\"'`]?"
-    r"\s*(?:/|:|,|\||\s)\s*(?:(?:and\s+)?(?:pass(?:word)?|pwd|pw)\s*(?:is|:|=)?\s*)?"
-    r"[\"'`]?([^\s\"'`]{4,64})"
-)
-_USER_PASS_HOST = re.compile(r"(?<![\w/:])[\w.+-]{1,64}:([^\s@/:]{4,128})@[\w-]+(?:\.[\w-]+)+")
-# A keyword followed straight by a random-looking value: "API key 3f2c…", "TOTP secret
-# JBSWY3DP…", "auth token: 'a8f5…'".
-_KEYWORD_VALUE = re.compile(
-    rf"(?i)(?<![A-Za-z0-9_-]){_TOKEN}(?![A-Za-z0-9_-])(?:\s+(?:is|was|of|for|=|:))?\s*[:=]?\s*"
-    r"[\"'`]?([A-Za-z0-9_\-./+=~]{16,256})"
-)
-# Passwords on command lines: mysql -pX, curl -u user:X, sshpass -p X, redis-cli -a X.
-_CLI_PASSWORD = re.compile(
-    r"(?:\bmysql(?:dump|admin)?\b[^\n]*?\s-p[\"']?([^\s\"'-][^\s\"']{3,})"
-    r"|\s(?:-u|--user)\s+[\"']?[^\s:\"']+:([^\s\"'@]{4,})"
-    r"|\bsshpass\s+-p\s*[\"']?([^\s\"']{4,})"
-    r"|\bredis-cli\b[^\n]*?\s-a\s+[\"']?([^\s\"']{4,}))"
-)
-_PROSE_NEEDS = (
-    "pass", "pwd", "pw", "pin", "token", "secret", "key", "log", "sign", "user", "cred",
-    "account", "@", "mdp", "mysql", "-u", "sshpass", "redis-cli", "wort", "contrase", "clave", "senha", "has", "sifre", "şifre",
-    "пароль", "密", "パスワード", "비밀번호", "salasana", "heslo", "parola", "senord",
-)  # fmt: skip
-# Words that follow "the password is" in lessons about passwords, not passwords.
-_STOP = frozenset(
-    """
-    required needed necessary mandatory optional wrong incorrect correct invalid valid expired
-    empty blank missing stored saved kept set reset changed rotated hashed encrypted redacted
-    hidden masked secret sensitive long short weak strong case-sensitive the this that these
-    those not now still never always only also just then there here same different shared
-    unique random generated managed provided supplied sent passed read loaded fetched pulled
-    injected mounted configured defined documented known unknown given entered typed accepted
-    rejected ignored used unused reused revoked disabled enabled active inactive visible
-    printed logged leaked exposed committed checked verified validated compared cached copied
-    removed deleted cleared renewed refreshed issued created updated supposed expected
-    optional default defaults change rotate reuse store keep never must should cannot will
-    would could might need needs your their our his her its my what which where when how why
-    whatever something nothing anything everything someone everyone none null undefined
-    present absent available unavailable enough too very quite really usually sometimes often
-    part field value variable parameter argument setting option header column env
-    environment vault keychain keyring manager file config configuration
-    """.split()
-)
-_CODE_PREFIXES = ("os.", "env.", "process.env", "settings.", "config.", "self.", "secrets.")
-_WORD_SUFFIX = re.compile(
-    r"(?:ed|ing|ly|able|ible|tion|sion|ment|ness|ive|ous|ful|less|ary|ory|al|ic|ize|ise)$"
-)
-
-
-def _clean_value(value: str) -> str:
-    value = value.rstrip(".,;:)]}>»”’\"'`")
-    return value.lstrip("".join(_QUOTE_OPEN))
-
-
-def _password_like(value: str, strict: bool, digits_ok: bool = True) -> bool:
-    """A value that reads as a password, not as the word after "the password is"."""
-    v = _clean_value(value)
-    low = v.lower()
-    if not any(c.isalnum() for c in v):
-        return False  # ****, a masked value
-    if len(v) < 4 or low in _STOP or "redacted:" in low or not patterns.not_lookalike(v):
-        return False
-    if re.match(r"[A-Za-z_][\w.]*[\[(]", v) or low.startswith(_CODE_PREFIXES):
-        return False  # os.environ[...], get_secret(...), settings.db_password
-    if low.startswith(("http", "/", "~/", "./", "$", "%", "{", "<", "[redacted")) or "://" in v:
-        return False
-    if re.fullmatch(r"[a-z]+(?:-[a-z]+)?", v) and "-" in v:
-        return False  # short-lived, case-sensitive (a 3+ word passphrase does count)
-    if re.fullmatch(r"\d{1,3}(?:\.\d+)?%?", v):
-        return False  # 8, 12.5%
-    has_digit = any(c.isdigit() for c in v)
-    has_symbol = any(not c.isalnum() for c in v)
-    mixed = v != v.lower() and v != v.upper() and not v.istitle()
-    if v.isdigit():
-        return digits_ok and len(v) >= 4
-    if re.fullmatch(r"[a-z]+(?:-[a-z]+){2,}", v):
-        return not strict or len(v) >= 16  # correct-horse-battery-staple
-    if has_digit or has_symbol or mixed:
-        return True
-    if strict:
-        return False
-    # A lone lowercase word: a password only if it does not read as an English word.
-    return len(v) >= 6 and v.isalpha() and v.islower() and not _WORD_SUFFIX.search(v)
-
-
-def _prose(text: str) -> Iterable[SecretFinding]:
-    low = text.lower()
-    if not any(n in low for n in _PROSE_NEEDS):
-        return
-    for m in _PROSE_AFTER.finditer(text):
-        keyword = m.group(1).lower()
-        is_pw = re.fullmatch(_PW, keyword) is not None
-        value = _clean_value(m.group(2))
-        if keyword == "pin":
-            ok = value.isdigit() and 4 <= len(value) <= 12
-        else:
-            ok = _password_like(value, strict=not is_pw) and (is_pw or len(value) >= 8)
-        if ok:
-            start = m.start(2) + m.group(2).index(value) if value in m.group(2) else m.start(2)
-            yield SecretFinding(start, start + len(value), "prose_password")
-    for m in _KEYWORD_VALUE.finditer(text):
-        value = m.group(1).rstrip(".,;:")
-        core = value.replace("-", "").replace("_", "")
-        if (
-            any(c.isdigit() for c in core)
-            and any(c.isalpha() for c in core)
-            and entropy(core) >= 3.0
-            and patterns.not_lookalike(value)
-            and _password_like(value, strict=True) is not False
-        ):
-            start = m.start(1)
-            yield SecretFinding(start, start + len(value), "keyword_secret")
-    for m in _CLI_PASSWORD.finditer(text):
-        group = next(g for g in range(1, 5) if m.group(g) is not None)
-        value = _clean_value(m.group(group))
-        if _password_like(value, strict=True):
-            start = m.start(group) + max(0, m.group(group).find(value))
-            yield SecretFinding(start, start + len(value), "prose_password")
-    for regex, group in ((_PROSE_BARE, 1), (_PROSE_BEFORE, 1), (_LOGIN, 2), (_USER_PASS_HOST, 1)):
-        for m in regex.finditer(text):
-            value = _clean_value(m.group(group))
-            # "user id 1001", "account 42": a number after a name is an id, not a password.
-            if value and _password_like(value, strict=True, digits_ok=regex is not _LOGIN):
-                start = m.start(group) + max(0, m.group(group).find(value))
-                yield SecretFinding(start, start + len(value), "prose_password")
-
 
 # --- generic tokens ---------------------------------------------------------------------
 # `shpat_…`, `dop_v1_…`, `acme-live-…`: a short lowercase prefix, then a random tail.
@@ -355,7 +198,7 @@ def _scan(text: str, depth: int) -> list[SecretFinding]:
         text = _MARKER.sub(lambda m: "*" * len(m.group(0)), text)
     found = [
         *patterns.known_formats(text),
-        *_prose(text),
+        *prose.findings(text),
         *_generic(text),
     ]
     if depth < MAX_DEPTH:

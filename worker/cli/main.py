@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from memsieve import errors
@@ -42,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    # Whatever a command writes (MEMSIEVE_HOME state, backfill progress, metrics samples)
+    # is the owner's alone.
+    os.umask(0o077)
     if argv and argv[0] in EXTERNAL:
         mod, fn, _ = EXTERNAL[argv[0]]
         return int(getattr(importlib.import_module(mod), fn)(argv[1:]))
