@@ -33,4 +33,4 @@ def test_held_out_recall_and_false_refusals_are_no_worse_than_measured() -> None
     assert counts[(True, "secret")] >= 283
     assert counts[(True, "admitted")] <= 10  # the secrets that would be stored
     assert counts[(False, "secret")] <= 56  # lessons refused by mistake
-    assert counts[(False, "invalid")] <= 1
+    assert counts[(False, "invalid_event")] <= 1
