@@ -17,6 +17,7 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -218,15 +219,17 @@ def _garbage_items() -> list[bytes]:
 def test_any_message_ends_in_one_recorded_state_and_the_worker_stays_up(
     workers: Workers, store: Store, env: dict[str, str], broker_url: str
 ) -> None:
-    env = {**env, "MEMSIEVE_BROKER_URL": broker_url, "MEMSIEVE_MAX_MESSAGE_BYTES": str(MAX_BYTES)}
+    extra = {"MEMSIEVE_BROKER_URL": broker_url, "MEMSIEVE_MAX_MESSAGE_BYTES": str(MAX_BYTES)}
+    env = {**env, **extra}
     from memsieve.app import configure
 
     app = configure(replace(Settings.from_env(env).resolved()))
-    proc = workers.start(concurrency=2)
+    proc = workers.start(concurrency=2, extra_env=extra)
     key = home.install_key(Settings.from_env(env).key_path)
     queue = app.amqp.queues[constants.QUEUE]
     expect_events: set[str] = set()
     expect_messages: dict[str, set[str]] = {}
+    described: dict[str, str] = {}
 
     with app.connection_for_write() as conn:
         bound = queue(conn.default_channel)
@@ -244,10 +247,15 @@ def test_any_message_ends_in_one_recorded_state_and_the_worker_stays_up(
                 retry=True,
             )
             if case.events is not None:
-                expect_events.update(event_id_for(i, key) for i in case.events)
+                for i in case.events:
+                    eid = event_id_for(i, key)
+                    expect_events.add(eid)
+                    described[eid] = f"event {i!r:.200} of {case.headers!r:.200}"
             else:
                 assert case.reason is not None
-                expect_messages.setdefault(raw_event_id(case.body), set()).update(case.reason)
+                eid = raw_event_id(case.body)
+                expect_messages.setdefault(eid, set()).update(case.reason)
+                described[eid] = f"message {case.body!r:.200} {case.headers!r:.200} {case.reason}"
 
         @settings(
             max_examples=120, deadline=None, database=None, suppress_health_check=list(HealthCheck)
@@ -281,14 +289,20 @@ def test_any_message_ends_in_one_recorded_state_and_the_worker_stays_up(
         )
         return rows[0]["n"] == len(all_ids)
 
-    done = wait_until(settled, timeout=240, interval=0.5)
+    done = wait_until(settled, timeout=150, interval=0.5)
     rows = store.query("SELECT event_id, status, reason FROM events")
     by_id = {r["event_id"]: r for r in rows}
     missing = sorted(all_ids - set(by_id))
-    assert done and not missing, (len(missing), workers.logs()[-3000:])
+    if not done or missing:
+        Path("/tmp/envelope-worker.log").write_text(workers.logs())
+    assert done and not missing, [described.get(m, m) for m in missing[:5]]
     # Exactly these rows: nothing recorded twice, nothing unexpected.
     assert len(rows) == len(all_ids), sorted(set(by_id) - all_ids)[:5]
     for eid, reasons in expect_messages.items():
+        if eid in expect_events:
+            # A message whose whole body is, byte for byte, an item another message carried
+            # (`0`, `"x"`): one id, one row, whichever came first.
+            continue
         assert (by_id[eid]["status"], by_id[eid]["reason"] in reasons) == ("rejected", True), (
             by_id[eid],
             reasons,
