@@ -34,7 +34,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from urllib.parse import unquote_plus
 
-from memsieve.capture import patterns, prose
+from memsieve.capture import lookalikes, patterns, prose
 from memsieve.capture.patterns import SecretFinding, classes, entropy, merge
 
 __all__ = [
@@ -60,13 +60,6 @@ _SEAM_CUES = ("pass", "pwd", "pw", "pin", "token", "secret", "key", "auth", "bea
 # `shpat_…`, `dop_v1_…`, `acme-live-…`: a short lowercase prefix, then a random tail.
 _PREFIXED = re.compile(
     r"(?<![\w-])([a-z][a-z0-9]{1,9}[_-](?:[a-z0-9]{1,10}[_-]){0,2})([A-Za-z0-9]{20,}[A-Za-z0-9_-]*)(?![\w-])"
-)
-_DIGEST_PREFIX = re.compile(
-    r"(?i)^(?:sha\d*|md5|hash|digest|commit|rev|id|uuid|etag|h|raw|bf|s"
-    # request, trace and job ids
-    r"|trace|span|req|request|corr|correlation|run|build|job|pod|container|"
-    # Stripe object ids (its keys are sk_/rk_/whsec_)
-    r"ch|cus|pi|sub|price|prod|evt|txn|py|src|card|pm|seti|acct)[_-]"
 )
 _RUN = re.compile(r"(?<![\w+/=.-])([A-Za-z0-9+/_-]{24,}={0,2})(?![\w+/=.-])")
 
@@ -100,7 +93,7 @@ def _random_tail(tail: str) -> bool:
 
 def _generic(text: str) -> Iterable[SecretFinding]:
     for m in _PREFIXED.finditer(text):
-        if not _DIGEST_PREFIX.match(m.group(1)) and _random_tail(m.group(2)):
+        if not lookalikes.DIGEST_PREFIX.match(m.group(1)) and _random_tail(m.group(2)):
             yield SecretFinding(m.start(), m.end(), "prefixed_token")
     for m in _RUN.finditer(text):
         run = m.group(1).rstrip("=")
@@ -202,62 +195,6 @@ def _normalised(text: str) -> tuple[str, list[int]]:
 
 _MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 
-# --- what looks random but is public or an id -------------------------------------------
-# Public key material: PEM blocks that hold no private key, and OpenSSH public key lines.
-_PUBLIC_BLOCK = re.compile(
-    r"-----BEGIN (?:CERTIFICATE|(?:[A-Z0-9]+ )*PUBLIC KEY(?: BLOCK)?)-----.*?"
-    r"(?:-----END [A-Z0-9 ]+-----|$)",
-    re.S,
-)
-_PUBLIC_KEY_LINE = re.compile(
-    r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)"
-    r"@openssh\.com)\s+AAAA[A-Za-z0-9+/]+=*"
-)
-# A digest says what it is: `SHA256:wVZe…` (ssh fingerprints), `h1:4dxW…=` (go.sum),
-# `sha512-…` (npm integrity).
-_DIGEST_LABEL = re.compile(r"(?i)(?:sha(?:1|224|256|384|512)?|md5|h1)[:=-]$")
-# Ids: ULIDs and UUIDs behind optional short prefixes (`evt-01J5…`, `sess-…`, `mem_…`).
-_ID = re.compile(
-    r"(?:[a-z][a-z0-9]{0,11}[_-])*"
-    r"(?:[0-7][0-9A-HJKMNP-TV-Z]{25}"
-    r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
-)
-# A value named as an id: "request id 4F2A…", "x-amz-id-2 hhp0…", "trace_id=…".
-_ID_LABEL = re.compile(r"(?i)(?<![a-z])(?:[a-z]+[ _-])?id(?:-\d)?\s*[:=]?\s*[\"'`(]?$")
-# What documentation puts where a real value would go: AWS's `…EXAMPLE` keys and runs of
-# one repeated character (`T00000000/B00000000/XXXXXXXX…`).
-_DOC_EXAMPLE = re.compile(r"EXAMPLE|([0Xx*])\1{7,}")
-
-
-def _decodes_to_text(run: str) -> bool:
-    """A base64 run whose bytes are ordinary text: its decoded text is scanned instead."""
-    decoded = _b64(run)
-    return decoded is not None and decoded.isprintable() and len(decoded) >= 8
-
-
-def _public_or_id(text: str, f: SecretFinding) -> bool:
-    value = text[f.start : f.end]
-    if _DOC_EXAMPLE.search(value):
-        return True
-    if f.kind == "private_key":
-        # A private-key header named in prose, with no key material after it.
-        return "-----" not in value and len(value) < 64
-    if f.kind not in patterns.GENERIC_KINDS or f.kind == "prose_password":
-        return False
-    before = text[max(0, f.start - 16) : f.start]
-    if _ID.fullmatch(value) or _DIGEST_LABEL.search(before[-7:]) or _ID_LABEL.search(before):
-        return True
-    if _DIGEST_PREFIX.match(value):
-        return True
-    if f.kind in ("high_entropy_token", "high_entropy_string") and _decodes_to_text(value):
-        return True
-    for public in (_PUBLIC_BLOCK, _PUBLIC_KEY_LINE):
-        if "-----BEGIN" in text or "AAAA" in text:
-            for m in public.finditer(text):
-                if m.start() <= f.start and f.end <= m.end():
-                    return True
-    return False
-
 
 def _scan(text: str, depth: int) -> list[SecretFinding]:
     if "[REDACTED:" in text:
@@ -269,7 +206,7 @@ def _scan(text: str, depth: int) -> list[SecretFinding]:
         *prose.findings(text),
         *_generic(text),
     ]
-    found = [f for f in found if not _public_or_id(text, f)]
+    found = [f for f in found if not lookalikes.public_or_id(text, f, _b64)]
     if depth < MAX_DEPTH:
         found.extend(_decoded(text, depth))
     if depth == 0 and not text.isascii():
