@@ -203,3 +203,111 @@ def test_property_every_event_of_a_message_ends_in_exactly_one_state(pipeline: A
     by = {r["status"]: r["n"] for r in rows}
     assert sum(by.values()) == len(seen)
     assert by.get("pending", 0) == 0
+
+
+def _cli(env: dict[str, str], *args: str) -> Any:
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    out = subprocess.run(
+        [sys.executable, "-m", "memsieve.cli.main", *args, "--json"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_a_reused_event_id_is_recorded_with_both_payload_hashes(
+    pipeline: Any, env: dict[str, str]
+) -> None:
+    first = ev(1)
+    (a,) = pipeline.accept([first])
+    assert a.status == "pending"
+    # The same payload again (a redelivery): a duplicate, nothing new.
+    assert pipeline.accept([first])[0].status == "duplicate"
+    other_text = ev(1, content="Something else entirely, under the same id.")
+    other_ns = ev(1, namespace="tenant-b")
+    batch = [ev(2), other_text, other_ns, other_text]  # one reuse twice in one message
+    out = pipeline.accept(batch)
+    assert [(o.status, o.reason) for o in out] == [
+        ("pending", None),
+        ("rejected", "event_id_reused"),
+        ("rejected", "event_id_reused"),
+        ("duplicate", "event_id_reused"),
+    ]
+    assert out[1].event_id != out[2].event_id and out[1].event_id == out[3].event_id
+    assert all(o.event_id.startswith("reused-") for o in out[1:])
+    original = pipeline.store.get_event("e-1")
+    assert original["status"] == "pending" and original["namespace"] == "fields"
+    for o, ns in ((out[1], "fields"), (out[2], "tenant-b")):
+        row = pipeline.store.get_event(o.event_id)
+        assert (row["status"], row["reason"], row["reused_id"], row["namespace"]) == (
+            "rejected",
+            "event_id_reused",
+            "e-1",
+            ns,
+        )
+        assert original["payload_hash"][:16] in row["detail"]
+        assert row["payload_hash"][:16] in row["detail"]
+        assert row["payload_hash"] != original["payload_hash"]
+        assert row["heading"] is None and row["content"] is None
+    # A reused payload sent again is the same refusal, not a new one.
+    assert pipeline.accept([other_ns])[0].status == "duplicate"
+    pipeline.flush("fields")
+    assert pipeline.store.get_event("e-1")["status"] == "written"
+    assert pipeline.store.query("SELECT count(*)::int AS n FROM events")[0]["n"] == 4
+    # Visible in `events --event-id` (the original and both reuses) and in `stats`.
+    rows = _cli(env, "events", "--event-id", "e-1")
+    assert sorted(
+        (r["status"], r["reason"] if r["status"] == "rejected" else "-") for r in rows
+    ) == [
+        ("rejected", "event_id_reused"),
+        ("rejected", "event_id_reused"),
+        ("written", "-"),
+    ]
+    stats = _cli(env, "stats")["events"]
+    assert {(s["namespace"], s["outcome"], s["n"]) for s in stats if s["status"] == "rejected"} == {
+        ("fields", "event_id_reused", 1),
+        ("tenant-b", "event_id_reused", 1),
+    }
+
+
+def test_write_reports_its_own_outcome_never_the_other_events(pipeline: Any) -> None:
+    written = pipeline.write_now(ev(1))
+    assert written["decision"] == "inserted" and written["memory_id"]
+    again = pipeline.write_now(ev(1, content="Another lesson that reuses the id e-1."))
+    assert (again["decision"], again["reason"], again["memory_id"]) == (
+        "rejected",
+        "event_id_reused",
+        None,
+    )
+    assert again["event_id"] != "e-1"
+
+
+def test_derived_ids_cover_every_field_that_changes_meaning() -> None:
+    from memsieve.schemas.events import CaptureEvent
+
+    base = {**GOOD, "kind": "correction"}
+    variants = [
+        base,
+        {**base, "tags": ["a"]},
+        {**base, "tags": ["b"]},
+        {**base, "tags": ["a", "b"]},
+        {**base, "reasoning": True},
+        {**base, "supersedes": str(uuid.UUID(int=1))},
+        {**base, "supersedes": str(uuid.UUID(int=2))},
+        {**base, "occurred_at": "2026-01-01T00:00:00Z"},
+        {**base, "source": {"agent": "a"}},
+        {**base, "source": {"session": "a"}},
+    ]
+    ids = [CaptureEvent.model_validate(v).resolved_id() for v in variants]
+    assert len(set(ids)) == len(variants)
+    # Plain events keep the ids they had before tags and the rest were covered.
+    assert ids[0] == CaptureEvent.model_validate(base).resolved_id()

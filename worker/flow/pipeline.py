@@ -240,7 +240,10 @@ class Pipeline:
             # A validation message may name a field the producer made up: never keep one
             # that reads as a secret.
             detail = secrets.redact(err[1])
-            return self._refused(eid, _given_namespace(obj), err[0], detail), None
+            row = self._refused(eid, _given_namespace(obj), err[0], detail)
+            # Keyed: the raw bytes of a short refused item would be guessable from a plain hash.
+            row.payload_hash = secrets.keyed_id(self.key, _raw_bytes(raw))
+            return row, None
         event = ev.CaptureEvent.model_validate(obj)
         verdict = policy.evaluate(event, self.policy, self.key)
         eid = ledger_id(event, obj, self.key, verdict)
@@ -269,6 +272,28 @@ class Pipeline:
                     row.namespace = None
             return row, None
         return row, event
+
+    @staticmethod
+    def _reuse(row: InboxEvent, stored_hash: str) -> InboxEvent:
+        """The row of a payload whose event id was already used for another payload.
+
+        Recorded, never dropped: under an id derived from the reused id and this payload's
+        hash (so a redelivery of it is a duplicate), refused with both hashes in the
+        detail and the reused id in `reused_id`. It keeps no text.
+        """
+        eid = ev.derive_event_id("reused", row.event_id, row.payload_hash).replace(
+            "h-", "reused-", 1
+        )
+        out = Pipeline._refused(
+            eid,
+            row.namespace,
+            "event_id_reused",
+            f"event id already used for another payload (payload {stored_hash[:16]}; "
+            f"this one {row.payload_hash[:16]})",
+        )
+        out.payload_hash = row.payload_hash
+        out.reused_id = row.event_id
+        return out
 
     def _parse_safely(self, raw: Any) -> InboxEvent:
         """`parse`, and an event it cannot handle is refused (its mates are not)."""
@@ -306,6 +331,7 @@ class Pipeline:
                     "invalid_event",
                     f"event: the store cannot hold one of its values ({type(exc).__name__})",
                 )
+                refused.payload_hash = row.payload_hash  # a redelivery stays a duplicate
                 unique[eid] = refused
                 new += self.store.insert_events([refused])
         return new
@@ -327,12 +353,26 @@ class Pipeline:
     def accept(self, items: Sequence[Any]) -> list[Accepted]:
         """Validate, filter and persist events; idempotent by event id."""
         rows = [self._parse_safely(item) for item in items]
-        # One event id twice in one batch: the first wins, like a redelivery.
+        # One event id twice in one batch: the first wins, like a redelivery; the same id
+        # with another payload is a reuse (below).
         unique: dict[str, InboxEvent] = {}
         for r in rows:
             unique.setdefault(r.event_id, r)
         new = set(self._insert(unique))
-        rows = [unique[r.event_id] for r in rows]
+        rows = [
+            unique[r.event_id] if unique[r.event_id].payload_hash == r.payload_hash else r
+            for r in rows
+        ]
+        stored = self.store.payload_hashes([eid for eid in unique if eid not in new])
+        stored.update((eid, unique[eid].payload_hash) for eid in new)
+        reused: dict[int, InboxEvent] = {}
+        for n, r in enumerate(rows):
+            if r.event_id in stored and stored[r.event_id] != r.payload_hash:
+                reused[n] = self._reuse(r, stored[r.event_id])
+        if reused:
+            by_id = {r.event_id: r for r in reused.values()}
+            new |= set(self.store.insert_events(list(by_id.values())))
+            rows = [reused.get(n, r) for n, r in enumerate(rows)]
         # Refused messages may hold a secret the broker still keeps on disk: count them
         # so the sweeper rewrites the broker's append-only file (memsieve.ops.scrub).
         refused = sum(

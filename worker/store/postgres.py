@@ -140,6 +140,7 @@ class Store:
                 r.status,
                 r.reason,
                 to_db_text(r.detail),
+                r.reused_id,
                 r.status != "pending",
             )
             for r in rows
@@ -151,8 +152,8 @@ class Store:
             cur.executemany(
                 "INSERT INTO events (event_id, namespace, kind, heading, content, tags,"
                 " occurred_at, agent, session, target_memory, payload_hash, status, reason,"
-                " detail, finished_at)"
-                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
+                " detail, reused_id, finished_at)"
+                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
                 " CASE WHEN %s THEN clock_timestamp() END)"
                 " ON CONFLICT (event_id) DO NOTHING RETURNING event_id",
                 params,
@@ -165,6 +166,17 @@ class Store:
                 if not cur.nextset():
                     break
         return new
+
+    def payload_hashes(self, event_ids: Sequence[str]) -> dict[str, str]:
+        """The recorded payload hash of each of these ledger ids that exists."""
+        if not event_ids:
+            return {}
+        with self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT event_id, payload_hash FROM events WHERE event_id = ANY(%s)",
+                (list(event_ids),),
+            ).fetchall()
+        return {r[0]: r[1] for r in rows}
 
     def get_event(self, event_id: str) -> dict[str, Any] | None:
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
