@@ -48,6 +48,9 @@ def record_garbage(raw: bytes, reason: str, detail: str) -> bool:
     except Exception as exc:  # noqa: BLE001 - never let bookkeeping kill the consumer
         log.error("could not record %s message %s: %s", reason, eid, type(exc).__name__)
         return False
+    from memsieve import metrics
+
+    metrics.refused(reason)
     log.warning(
         "rejected a broker item that is not a message",
         extra={"event_id": eid, "decision": "rejected", "reason": reason},
