@@ -29,16 +29,11 @@ log = logging.getLogger("memsieve.consumer")
 
 def describe_payload(payload: Any) -> str:
     """Counts, namespaces and the first event id of a capture payload; no text."""
-    from memsieve.flow.pipeline import event_id_for
+    from memsieve.flow.pipeline import _given_namespace, event_id_for
 
     items = payload if isinstance(payload, list) else [payload]
-    namespaces = sorted(
-        {
-            i["namespace"]
-            for i in items
-            if isinstance(i, dict) and isinstance(i.get("namespace"), str)
-        }
-    )
+    # Only well-formed namespaces that hold no secret: anything else is producer text.
+    namespaces = sorted({ns for ns in map(_given_namespace, items) if ns})
     ns = ",".join(namespaces)[:80]
     first = event_id_for(items[0]) if items else "-"
     return f"[{len(items)} event(s) ns={ns} first={first}]"
