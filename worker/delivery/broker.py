@@ -10,24 +10,35 @@ and carries on. Installed for the `redis://` scheme by `install()`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kombu.transport import TRANSPORT_ALIASES, redis
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.json import loads
 from memsieve.schemas.events import raw_event_id
+from memsieve.store.rows import InboxEvent
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 log = logging.getLogger("memsieve.broker")
 
 
+# Where a garbage item is recorded: memsieve.flow.runtime registers its pipeline's store
+# (set by the worker process; this module sits below the pipeline and cannot import it).
+_recorder: Callable[[Sequence[InboxEvent]], object] | None = None
+
+
+def set_recorder(record: Callable[[Sequence[InboxEvent]], object]) -> None:
+    global _recorder
+    _recorder = record
+
+
 def record_garbage(raw: bytes, reason: str, detail: str) -> str:
     eid = raw_event_id(raw)
     try:
-        from memsieve.flow import runtime
-        from memsieve.store.postgres import InboxEvent
-
-        runtime.pipeline().store.insert_events(
+        if _recorder is None:
+            raise RuntimeError("no recorder registered")
+        _recorder(
             [
                 InboxEvent(
                     eid,

@@ -217,17 +217,6 @@ def overlap(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     return len(set_a & set_b) / len(set_a | set_b)
 
 
-def swapped_pair(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, str] | None:
-    """Two shared words in exchanged roles, if the word sets mostly overlap.
-
-    One moved block ("To make tests deterministic, mock the clock") is a rewording; two
-    or more breaks in the order ("A depends on B" -> "B depends on A") are a swap.
-    """
-    if overlap(a, b) < SWAP_MIN_OVERLAP:
-        return None
-    return first_inversion(a, b, max_descents=1)
-
-
 def first_inversion(
     a: tuple[str, ...], b: tuple[str, ...], max_descents: int = 0
 ) -> tuple[str, str] | None:
