@@ -163,19 +163,26 @@ class Workers:
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def start(
-        self, concurrency: int = 2, pool: str = "prefork", extra_env: dict[str, str] | None = None
+        self,
+        concurrency: int = 2,
+        pool: str = "prefork",
+        extra_env: dict[str, str] | None = None,
+        drain: float | None = None,
     ) -> subprocess.Popen[bytes]:
+        """A worker; with `drain` (seconds), one that exits once the work is done
+        (`memsieve worker --drain`): 0 when drained, 3 when work is left after `drain`."""
         n = len(self.procs)
+        drain_args = [] if drain is None else ["--drain", f"--drain-timeout={drain}"]
         log = open(self.logdir / f"worker-{n}.log", "ab")
         proc = subprocess.Popen(
             [
                 sys.executable,
                 "-m",
-                "memsieve.cli.main",
-                "worker",
+                "tests.support.worker",  # `memsieve worker` with tests/support/faults.py
                 f"--concurrency={concurrency}",
                 f"--pool={pool}",
                 f"--hostname=w{n}-{uuid.uuid4().hex[:4]}@%h",
+                *drain_args,
             ],
             env={**self.env, **(extra_env or {})},
             stdout=log,
@@ -185,6 +192,10 @@ class Workers:
         )
         self.procs.append(proc)
         return proc
+
+    def wait_drained(self, timeout: float = 300.0) -> list[int]:
+        """Wait for every started worker to exit (drain mode); their exit codes."""
+        return [p.wait(timeout=timeout) for p in self.procs]
 
     def logs(self) -> str:
         return "\n".join(

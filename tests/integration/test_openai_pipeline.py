@@ -83,12 +83,10 @@ def test_a_refused_key_keeps_every_event_pending(
     assert fake_openai.statuses() == [401]  # never retried
 
 
-def test_rate_limit_budget_is_wired_from_the_environment(
+def test_rate_limit_budget_is_wired_from_the_settings(
     settings: Settings,
     store: Store,
     fake_openai: FakeOpenAI,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("MEMSIEVE_EMBED_RPM", "600")
-    pipe = _pipeline(settings, store, fake_openai)
+    pipe = _pipeline(replace(settings, embed_rpm=600), store, fake_openai)
     assert isinstance(pipe.embedder.limiter, RedisRateLimiter)  # type: ignore[attr-defined]
