@@ -141,6 +141,9 @@ class CaptureEvent(BaseModel):
 
 
 def memory_text(heading: str, content: str) -> str:
+    """A memory's one text: heading, a blank line, content. What is embedded, what the
+    content hash covers, and what the gate's guards analyse (a blank line ends a sentence
+    there, memsieve.gate.text)."""
     return f"{heading}\n\n{content}"
 
 

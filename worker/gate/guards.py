@@ -20,6 +20,7 @@ from functools import lru_cache
 from memsieve.gate import text
 from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
 from memsieve.gate.text import Analysis
+from memsieve.schemas.events import memory_text  # the one join: embedded, hashed, compared
 
 # The swapped-roles and negation checks apply only when the two texts share at least this
 # fraction of their content words: the same sentence with its parts exchanged or a "not"
@@ -28,13 +29,6 @@ SWAP_MIN_OVERLAP = 0.7
 NEGATION_MIN_OVERLAP = 0.6
 ANCHOR_MAX_DESCENTS = 0
 WORD_MAX_DESCENTS = 0
-
-
-def memory_text(heading: str, content: str) -> str:
-    """The text the guards compare: heading and content, as they are embedded."""
-    if heading and content:
-        return f"{heading}. {content}"
-    return heading or content
 
 
 def _pair(incoming: Incoming, candidate: Candidate) -> tuple[Analysis, Analysis] | None:

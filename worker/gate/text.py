@@ -13,6 +13,9 @@ from functools import lru_cache
 
 # A token: a URL, or a run of non-space characters (trimmed of surrounding punctuation later).
 _TOKEN = re.compile(r"https?://\S+|\S+")
+# A blank line ends a sentence, as a full stop does: memory_text() puts one between a
+# memory's heading and its content.
+_PARAGRAPH = re.compile(r"\n\s*\n")
 _TRIM = "()[]{}<>,;:!?\"'`*“”‘’«»"
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
@@ -378,7 +381,7 @@ def analyse(text: str) -> Analysis:
     negated = False
     sentence_start = True
 
-    for raw in _TOKEN.findall(text):
+    for raw in _TOKEN.findall(_PARAGRAPH.sub(" . ", text)):
         t, ends_sentence = _token(raw)
         if t is None:
             sentence_start = sentence_start or ends_sentence
