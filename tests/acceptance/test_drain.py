@@ -9,8 +9,8 @@ from typing import Any
 from memsieve.flow.drain import EXIT_TIMEOUT
 from memsieve.store.postgres import Store
 
-from tests.acceptance import faultkit
-from tests.conftest import Workers
+from tests.support import faultkit
+from tests.support.workers import Workers
 
 
 def test_drain_processes_everything_queued_then_exits_0(

@@ -12,8 +12,8 @@ import redis
 from memsieve import constants
 from memsieve.store.postgres import Store
 
-from tests.acceptance import faultkit
-from tests.conftest import Workers
+from tests.support import faultkit
+from tests.support.workers import Workers
 
 MARKER = "POISONPILL"
 MAX_ATTEMPTS = 3

@@ -26,8 +26,8 @@ from memsieve.ops.services import EmbeddedPostgres, EmbeddedRedis
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
-from tests.acceptance import faultkit
-from tests.conftest import Workers, wait_until
+from tests.support import faultkit
+from tests.support.workers import Workers, wait_until
 
 AMQP_URL = "amqp://guest:guest@127.0.0.1:5672//"
 

@@ -19,11 +19,7 @@ from memsieve.embedders.batching import EmbedderRefused, EmbedFailure, InputReje
 from memsieve.embedders.openai import OpenAIEmbedder
 from memsieve.settings import Settings
 
-from tests.fakes import conftest_openai
-from tests.fakes.openai_server import FakeOpenAI, Reply
-
-# Until tests/conftest.py imports it, the fixture comes from here.
-fake_openai = conftest_openai.fake_openai
+from tests.support.openai_server import FakeOpenAI, Reply
 
 
 def make(fake: FakeOpenAI, **kw: Any) -> OpenAIEmbedder:

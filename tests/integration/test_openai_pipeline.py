@@ -11,8 +11,7 @@ from memsieve.flow.pipeline import Pipeline
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
-from tests.fakes.conftest_openai import fake_openai  # noqa: F401
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.openai_server import FakeOpenAI, Reply
 
 LESSONS = [
     "Always pin the base image digest in Dockerfiles",

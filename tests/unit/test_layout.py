@@ -210,3 +210,22 @@ def test_no_long_module_without_a_reason() -> None:
     }
     assert {name: n for name, n in long.items() if name not in LONG_MODULES} == {}
     assert set(LONG_MODULES) - set(long) == set(), "LONG_MODULES names a module now short"
+
+
+def test_test_tiers_share_helpers_only_through_tests_support() -> None:
+    """A tier's tests import helpers from tests/support/ (or data generators from
+    tests/data/), never from another tier or from a conftest.py."""
+    tests = ROOT / "tests"
+    wrong = {}
+    for path in sorted(tests.rglob("*.py")):
+        rel = path.relative_to(tests)
+        tier = rel.parts[0] if len(rel.parts) > 1 else ""
+        for imported in _imports("tests." + ".".join(rel.with_suffix("").parts), path):
+            parts = imported.split(".")
+            if parts[0] != "tests" or len(parts) < 2:
+                continue
+            if parts[1] in ("support", "data") or parts[1] == tier:
+                if parts[-1] != "conftest":
+                    continue
+            wrong.setdefault(rel.as_posix(), []).append(imported)
+    assert wrong == {}
