@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 MAX_HEADING = 300
 MAX_CONTENT = 20_000
 MAX_TAGS = 32
-MAX_TAG = 64
 NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 EVENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 TAG_RE = re.compile(r"^[^\x00-\x1f\x7f,]{1,64}$")

@@ -239,15 +239,6 @@ def _checked(p: NamespacePolicy, where: str) -> NamespacePolicy:
     return p
 
 
-def redact_event_fields(heading: str, content: str) -> tuple[str, str]:
-    """Heading and content with every secret replaced by `[REDACTED:<kind>]`."""
-    found = secrets.scan_fields([("heading", heading), ("content", content)])
-    return (
-        secrets.redact(heading, found.get("heading", [])),
-        secrets.redact(content, found.get("content", [])),
-    )
-
-
 def event_fields(event: CaptureEvent) -> list[tuple[str, str]]:
     """Every text field of an event in scanning order (neighbours are scanned together)."""
     fields = [("heading", event.heading), ("content", event.content)]

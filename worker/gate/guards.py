@@ -158,14 +158,10 @@ def contrast_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
 _NEGATING_PREFIXES = ("a", "un", "in", "im", "il", "ir", "non", "dis", "de")
 
 
-def _prefix_antonyms(x: str, y: str) -> bool:
-    short, long = (x, y) if len(x) < len(y) else (y, x)
-    return len(short) >= 4 and any(long == p + short for p in _NEGATING_PREFIXES)
-
-
 @lru_cache(maxsize=65536)
 def _prefix_antonym_forms(x: str) -> frozenset[str]:
-    """Every y with `_prefix_antonyms(x, y)`: x with a negating prefix added or removed."""
+    """Every antonym of x by prefix: x with a negating prefix added or removed (each side
+    at least 4 letters)."""
     out = {p + x for p in _NEGATING_PREFIXES} if len(x) >= 4 else set()
     out |= {x[len(p) :] for p in _NEGATING_PREFIXES if x.startswith(p) and len(x) - len(p) >= 4}
     return frozenset(out)

@@ -182,9 +182,6 @@ for _i, _group in enumerate(CONTRAST_GROUPS):
     for _term in _group:
         _CONTRAST_INDEX.setdefault(_term, _i)
 
-# Function words that carry roles ("from X to Y", "X before Y"): kept for the order check.
-ROLE_WORDS = frozenset("from to into onto by before after than over under".split())
-
 # Function words: ignored by the order check and never taken for named entities.
 STOPWORDS = frozenset(
     """a an the and or but if then else when while of in on at to for from by with as is are
