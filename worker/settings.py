@@ -354,5 +354,5 @@ class Settings:
 def settings_help() -> str:
     lines = ["settings (environment):"]
     for name, (default, text) in SETTINGS_HELP.items():
-        lines.append(f"  {name:<28} {text} [default: {default}]")
+        lines.append(f"  {name:<30} {text} [default: {default}]")
     return "\n".join(lines)

@@ -197,3 +197,28 @@ def test_every_memsieve_variable_is_listed_in_help() -> None:
                     if name_re.fullmatch(name) and not listed_re.fullmatch(name):
                         unlisted.setdefault(name, path.relative_to(root).as_posix())
     assert unlisted == {}
+
+
+def test_a_bad_setting_stops_a_command_at_start_up_with_its_name() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSIEVE_")}
+    env.update(
+        MEMSIEVE_THRESHOLD_FAILURE="3",
+        MEMSIEVE_DATABASE_URL="postgresql://nobody@127.0.0.1:1/none",
+        MEMSIEVE_REDIS_URL="redis://127.0.0.1:1",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "memsieve.cli.main", "worker", "--drain"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "MEMSIEVE_THRESHOLD_FAILURE must be a cosine distance in [0, 2], got '3'" in (
+        done.stderr
+    )
