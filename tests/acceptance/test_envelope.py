@@ -33,7 +33,7 @@ from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
 from tests.acceptance.test_bad_input import json_values, raw_items
-from tests.conftest import Workers, wait_until
+from tests.support.workers import Workers, wait_until
 
 MAX_BYTES = 200_000
 CAPTURE, FLUSH = constants.TASK_CAPTURE, constants.TASK_FLUSH
