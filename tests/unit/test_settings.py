@@ -109,3 +109,18 @@ def test_hashed_namespace_labels_are_keyed_and_stable() -> None:
     assert a == metrics.namespace_label("acme-corp", b"k" * 32) and a.startswith("ns-")
     assert "acme" not in a and a != metrics.namespace_label("acme-corp", b"j" * 32)
     assert metrics.namespace_label("acme-corp", None) == "acme-corp"
+
+
+def test_on_conflict_defaults_to_keep_and_may_differ_per_namespace() -> None:
+    s = Settings.from_env({})
+    assert (s.on_conflict, s.on_conflict_for("any")) == ("keep", "keep")
+    s = Settings.from_env({"MEMSIEVE_ON_CONFLICT": "newest"})
+    assert s.on_conflict_for("any") == "newest"
+    s = Settings.from_env({"MEMSIEVE_ON_CONFLICT": "keep, team-a=newest"})
+    assert [s.on_conflict_for(ns) for ns in ("team-a", "team-b")] == ["newest", "keep"]
+
+
+@pytest.mark.parametrize("raw", ["latest", "keep,team-a=oldest", "=newest", "keep,newest=x"])
+def test_bad_on_conflict_fails_at_start_up(raw: str) -> None:
+    with pytest.raises(ConfigError, match="MEMSIEVE_ON_CONFLICT must be keep or newest"):
+        Settings.from_env({"MEMSIEVE_ON_CONFLICT": raw})

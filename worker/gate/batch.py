@@ -233,6 +233,7 @@ def gate(
     live: vectors.LiveSet,
     config: GateConfig,
     outside: Mapping[str, Candidate] | None = None,
+    in_conflict: frozenset[str] = frozenset(),
     new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
 ) -> Result:
     """Decide `events` (Pending-like: event_id, namespace, kind, heading, content,
@@ -240,7 +241,8 @@ def gate(
 
     `raw_vectors`: one row per event, as embedded. `live`: the namespace's live rows in the
     embedder's vector space. `outside`: event id -> the live row its correction names when
-    that row is not in `live` (another vector space), with its distance.
+    that row is not in `live` (another vector space), with its distance. `in_conflict`:
+    ids of live memories in an open conflict (a correction naming one settles it).
     """
     dims = live.dims
     raw_all = np.asarray(raw_vectors, dtype=np.float32).reshape(len(events), dims)
@@ -278,6 +280,7 @@ def gate(
             judge=judge,
             judged=judged,
             on_conflict=config.on_conflict,
+            in_conflict=in_conflict,
         )
         record = decision_record(
             d, ev, config.model, dims, config.k, config.guards, judge_name, config.on_conflict

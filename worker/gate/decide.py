@@ -81,11 +81,13 @@ def decide(
     judge: Judge | None = None,
     judged: Mapping[tuple[str, str], Judgement] | None = None,
     on_conflict: str = "keep",
+    in_conflict: frozenset[str] = frozenset(),
 ) -> GateDecision:
     """Decide what to do with `incoming` given live candidates of its namespace.
 
     1. byte-identical live text (same content_hash) -> merge into it;
-    2. a correction naming a live candidate -> supersede it;
+    2. a correction naming a live candidate -> supersede it (reason `update` when the
+       candidate is in an open conflict, `in_conflict`: the correction settles it);
     3. every other candidate under `threshold` is judged (`memsieve.gate.judge`; default:
        the lexical `guards` as a judge): the closest judged the same fact is superseded
        (reason: the distance); candidates judged an update are linked as conflicts;
@@ -116,7 +118,7 @@ def decide(
                     cand.memory_id,
                     cand.distance,
                     threshold,
-                    "correction names this memory",
+                    "update" if cand.memory_id in in_conflict else "correction names this memory",
                     [Considered(cand.memory_id, cand.distance, cand.distance < threshold)],
                 )
 
@@ -138,6 +140,17 @@ def decide(
             break
         if j.verdict == "update":
             updates.append(cand)
+    if same is not None:
+        # The farther close candidates that the incoming memory updates stay in conflict
+        # with it (its supersede may close a conflict the hidden row was part of).
+        for cand in ordered[len(considered) :]:
+            if cand.distance >= threshold:
+                break
+            j = judgements[cand.memory_id]
+            if j.verdict == "update":
+                entry = Considered(cand.memory_id, cand.distance, True, list(j.vetoes), j)
+                considered.append(entry)
+                updates.append(cand)
 
     conflicts = [c.memory_id for c in updates]
     if same is not None:

@@ -49,6 +49,11 @@ OPEN_CONFLICT = (
     " score, detail, distance, opened_at)"
     " SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, created_at FROM memories WHERE id = %s"
 )
+OPEN_CONFLICT_MEMBERS = (
+    "SELECT older_id::text FROM memory_conflicts WHERE namespace = %s AND closed_at IS NULL"
+    " UNION SELECT newer_id::text FROM memory_conflicts WHERE namespace = %s"
+    " AND closed_at IS NULL"
+)
 FINISH_EVENT = (
     "UPDATE events SET status = 'written', decision = %s, memory_id = %s, supersedes = %s,"
     " distance = %s, reason = %s, decision_record = %s, updated_at = clock_timestamp(),"
@@ -132,8 +137,17 @@ def write_batch(
         partial = False
         live = hit if hit is not None else load_live(cur, namespace, model, dims)
     raw = np.asarray([v for _, v in todo], dtype=np.float32).reshape(len(todo), dims)
+    in_conflict: frozenset[str] = frozenset()
+    if any(ev.target_memory for ev, _ in todo):
+        cur.execute(OPEN_CONFLICT_MEMBERS, (namespace, namespace))
+        in_conflict = frozenset(r[0] for r in cur.fetchall())
     result = batch.gate(
-        [ev for ev, _ in todo], raw, live, config, _outside_targets(cur, namespace, live, todo)
+        [ev for ev, _ in todo],
+        raw,
+        live,
+        config,
+        _outside_targets(cur, namespace, live, todo),
+        in_conflict,
     )
     by_event = {ev.event_id: ev for ev, _ in todo}
     apply(cur, namespace, result.decisions, by_event, model, dims)

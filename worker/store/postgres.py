@@ -22,7 +22,7 @@ from memsieve.flow import faults
 from memsieve.gate import batch, vectors
 from memsieve.gate.decide import Guard
 from memsieve.gate.judge import Judge
-from memsieve.store import gate_write, migrations
+from memsieve.store import gate_write, migrations, recall
 from memsieve.store.rows import InboxEvent, Outcome, Pending, to_db_text
 from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
@@ -323,16 +323,17 @@ class Store:
     def recall(
         self, namespace: str, vector: list[float], model: str, k: int = 5
     ) -> list[dict[str, Any]]:
+        """The k nearest live memories, each with its open conflicts marked (the newer
+        member of a conflict first, brought in if it was not among them: store/recall.py)."""
         vec = np.asarray(vector, dtype=np.float32)
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             cur.execute(
-                "SELECT id::text AS memory_id, kind, heading, content, tags, created_at,"
-                " (embedding <=> %s)::float8 AS distance FROM memories"
+                f"SELECT {recall.RECALL_COLUMNS} FROM memories"  # noqa: S608 - a constant
                 " WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s"
                 " ORDER BY embedding <=> %s LIMIT %s",
                 (vec, namespace, model, vec, k),
             )
-            return cur.fetchall()
+            return recall.mark_conflicts(cur, cur.fetchall(), vec, model)
 
     def get_memory(self, memory_id: str) -> dict[str, Any] | None:
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
