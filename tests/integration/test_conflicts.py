@@ -295,3 +295,44 @@ def test_a_batch_is_judged_in_one_call_and_later_events_see_earlier_decisions(
     ]
     assert rows[0]["judge"] == "scripted"
     assert _live(store, "ns") == ["a", "c"]
+
+
+def test_explain_and_history_show_the_conflict_and_its_resolution(store: Store) -> None:
+    from memsieve.history import explain, lineage
+
+    old = _write(store, "ns", [(_pending(store, "ns", "e1", OLD), A)])[0]
+    new = _write(store, "ns", [(_pending(store, "ns", "e2", NEW), B)])[0]
+    [c] = conflicts.open_conflicts(store, "ns")
+    ex = explain.explain(store, new.memory_id)
+    assert f"which it updates (judge guards: {c.detail})" in ex.text
+    assert "both stay live, linked as a conflict" in ex.text
+    assert f"Conflict {c.id} (opened " in ex.text
+    assert f"open: `memsieve resolve {c.id} --winner newer|older`" in ex.text
+    assert [x["id"] for x in ex.facts["conflicts"]] == [c.id]
+    lin = lineage.lineage(store, old.memory_id)
+    assert lin is not None and [x["id"] for x in lin.conflicts] == [c.id]
+    assert f"conflict {c.id}: {new.memory_id[:8]} updates v1" in lin.text
+    assert f"OPEN: `memsieve resolve {c.id} --winner newer|older`" in lin.text
+
+    conflicts.resolve(store, c.id, "newer", actor="ana")
+    lin = lineage.lineage(store, old.memory_id)
+    assert lin is not None and [v.memory_id for v in lin.versions] == [
+        old.memory_id,
+        new.memory_id,
+    ]
+    assert "v2 superseded v1: v1 hidden from recall as an update (resolved by ana)" in lin.text
+    assert f"conflict {c.id}: v2 updates v1" in lin.text and "(resolved; v1 hidden)" in lin.text
+    ex = explain.explain(store, old.memory_id)
+    assert "(resolved): this memory was hidden." in ex.text
+    assert f"`memsieve revert {new.memory_id}`" in ex.text
+
+
+def test_explain_says_why_an_update_superseded(store: Store) -> None:
+    from memsieve.history import explain
+
+    old = _write(store, "ns", [(_pending(store, "ns", "e1", OLD), A)])[0]
+    new = _write(store, "ns", [(_pending(store, "ns", "e2", NEW, kind="correction"), B)])[0]
+    text = explain.explain(store, new.memory_id).text
+    assert f"replaced memory {old.memory_id[:8]}" in text
+    assert "as an update (a correction judged an update of exactly this one live memory" in text
+    assert "judge guards: one value changed" in text

@@ -45,6 +45,7 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
             "tags": r["tags"],
             "distance": round(r["distance"], 6),
             "created_at": r["created_at"],
+            "conflicts": r.get("conflicts", []),
         }
         for r in rows
     ]
@@ -61,6 +62,9 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
     for r in out:
         say(f"{r['distance']:.4f}  {r['memory_id']}  [{r['kind']}] {r['heading']}")
         say(f"        {r['content']}")
+        for c in r["conflicts"]:
+            which = "updates" if c["this_is"] == "newer" else "updated by"
+            say(f"        ! conflict {c['conflict_id']}: {which} {c['with']} ({c['detail']})")
     return 0
 
 
