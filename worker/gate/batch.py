@@ -199,22 +199,35 @@ def _prejudge(
     live: vectors.LiveSet,
     config: GateConfig,
 ) -> dict[tuple[str, str], Judgement]:
-    """Judge in one call every close pair the batch may meet: each event against its k
-    nearest live rows and against the earlier events of the batch."""
+    """Judge in one call the close pairs the batch will most likely meet: each event against
+    its k nearest among the live rows and the earlier events of the batch (what the search
+    will return unless an earlier decision of the batch changes it; a pair that appears only
+    then is judged on the spot)."""
     pairs: list[tuple[Incoming, Candidate]] = []
     seen: set[tuple[str, str]] = set()
+    hashes_before: set[str] = set()
+    k = config.k
     for n, ev in enumerate(events):
+        if ev.content_hash in live.by_hash or ev.content_hash in hashes_before:
+            hashes_before.add(ev.content_hash)
+            continue  # byte-identical: a merge, nothing to judge
+        hashes_before.add(ev.content_hash)
+        q = q_all[n]
+        near: list[tuple[vectors.Row, np.ndarray]] = []
+        if scores is not None:
+            near += [
+                (live.rows[i], live.matrix[i]) for i in vectors.top_k(scores[n], live.alive, k)
+            ]
+        if n:
+            earlier = q_all[:n] @ q
+            for m in vectors.top_k(earlier, np.ones(n, bool), k):
+                prev = events[m]
+                row = vectors.Row("", prev.kind, prev.heading, prev.content, prev.content_hash)
+                near.append((row, q_all[m]))
+        cands = sorted((_candidate(r, v, q) for r, v in near), key=lambda c: c.distance)[:k]
         threshold = config.threshold_for(ev.kind)
         inc = _incoming(ev)
-        near: list[Candidate] = []
-        if scores is not None:
-            for i in vectors.top_k(scores[n], live.alive, config.k):
-                near.append(_candidate(live.rows[i], live.matrix[i], q_all[n]))
-        for m in range(n):
-            prev = events[m]
-            row = vectors.Row("", prev.kind, prev.heading, prev.content, prev.content_hash)
-            near.append(_candidate(row, q_all[m], q_all[n]))
-        for c in near:
+        for c in cands:
             key = (inc.content_hash, c.content_hash)
             if c.distance < threshold and c.content_hash != inc.content_hash and key not in seen:
                 seen.add(key)
