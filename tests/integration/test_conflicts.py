@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -336,3 +337,17 @@ def test_explain_says_why_an_update_superseded(store: Store) -> None:
     assert f"replaced memory {old.memory_id[:8]}" in text
     assert "as an update (a correction judged an update of exactly this one live memory" in text
     assert "judge guards: one value changed" in text
+
+
+def test_as_of_recall_sees_the_loser_live_until_the_resolution(store: Store) -> None:
+    from memsieve.history import lineage
+
+    old = _write(store, "ns", [(_pending(store, "ns", "e1", OLD), A)])[0]
+    new = _write(store, "ns", [(_pending(store, "ns", "e2", NEW), B)])[0]
+    [c] = conflicts.open_conflicts(store, "ns")
+    res = conflicts.resolve(store, c.id, "newer")
+    before = res.at - timedelta(microseconds=1)
+    got = lineage.recall_as_of(store, "ns", A, "m", before, 5)
+    assert sorted(r.memory_id for r in got) == sorted([old.memory_id, new.memory_id])
+    got = lineage.recall_as_of(store, "ns", A, "m", res.at, 5)
+    assert [r.memory_id for r in got] == [new.memory_id]
