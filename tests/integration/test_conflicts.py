@@ -85,6 +85,7 @@ def test_an_update_keeps_both_rows_live_linked_as_one_open_conflict(store: Store
     rec = store.get_event("e2")["decision_record"]  # type: ignore[index]
     assert rec["conflicts"] == [old.memory_id]
     assert rec["judge"] == "guards" and rec["on_conflict"] == "keep"
+    assert (rec["verdict"], rec["score"], rec["verdict_judge"]) == ("update", 0.6, "guards")
     [cand] = rec["candidates"]
     assert (cand["memory_id"], cand["verdict"], cand["judge"]) == (
         old.memory_id,

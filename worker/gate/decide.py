@@ -252,10 +252,17 @@ def decision_record(
         "conflicts": list(d.conflicts),
         "candidates": [_candidate_record(c) for c in d.considered],
     }
+    # The verdict behind the action: the superseded candidate's, else (an insert) the
+    # closest judged candidate's -- an update kept as a conflict, or a different fact.
     chosen = next((c for c in d.considered if c.memory_id == d.target), None)
+    if chosen is None and d.action == "insert":
+        judged = [c for c in d.considered if c.judgement is not None]
+        updates = [c for c in judged if c.memory_id in d.conflicts]
+        chosen = next(iter(updates or judged), None)
     if chosen is not None and chosen.judgement is not None:
         record["verdict"] = chosen.judgement.verdict.value
         record["score"] = chosen.judgement.score
+        record["verdict_judge"] = chosen.judgement.judge
     if d.action == "merge":
         # Found by content hash before any vector search: the identical row is the
         # only candidate; record it so the merge can be explained.
