@@ -46,6 +46,10 @@ def test_an_update_is_listed_marked_resolved_and_reverted(env: dict[str, str]) -
     assert f"conflict {c['id']}  [infra]" in text and f"newer {n}" in text and f"older {o}" in text
     assert "1 open; settle one with: memsieve resolve ID --winner newer|older" in text
 
+    [mem] = js(env, "stats")["memories"]
+    assert (mem["namespace"], mem["live"], mem["open_conflicts"]) == ("infra", 2, 1)
+    assert "open conflicts 1" in cli(env, "stats").stdout
+
     hits = js(env, "recall", "infra", "database port", "-k", "5")
     assert [h["memory_id"] for h in hits] == [n, o]
     assert [h["conflicts"][0]["this_is"] for h in hits] == ["newer", "older"]

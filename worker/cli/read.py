@@ -109,8 +109,11 @@ def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
         " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
     )
     live = store.query(
-        "SELECT namespace, count(*) FILTER (WHERE deleted_at IS NULL)::int AS live,"
-        " count(*)::int AS total FROM memories GROUP BY 1 ORDER BY 1"
+        "SELECT m.namespace, count(*) FILTER (WHERE m.deleted_at IS NULL)::int AS live,"
+        " count(*)::int AS total, coalesce(max(c.n), 0)::int AS open_conflicts"
+        " FROM memories m LEFT JOIN (SELECT namespace, count(*) AS n FROM memory_conflicts"
+        " WHERE closed_at IS NULL GROUP BY 1) c ON c.namespace = m.namespace"
+        " GROUP BY 1 ORDER BY 1"
     )
     if args.json:
         out: dict[str, Any] = {"events": rows, "memories": live}
@@ -128,7 +131,10 @@ def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
         say(f"  {r['namespace']:<24} {r['status']:<9} {r['outcome']:<22} {r['n']}")
     say("memories:")
     for r in live:
-        say(f"  {r['namespace']:<24} live {r['live']:<8} all versions {r['total']}")
+        say(
+            f"  {r['namespace']:<24} live {r['live']:<8} all versions {r['total']:<8}"
+            f" open conflicts {r['open_conflicts']}"
+        )
     return 0
 
 
