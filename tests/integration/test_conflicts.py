@@ -352,3 +352,21 @@ def test_as_of_recall_sees_the_loser_live_until_the_resolution(store: Store) -> 
     assert sorted(r.memory_id for r in got) == sorted([old.memory_id, new.memory_id])
     got = lineage.recall_as_of(store, "ns", A, "m", res.at, 5)
     assert [r.memory_id for r in got] == [new.memory_id]
+
+
+def test_the_history_api_lists_and_resolves_conflicts(store: Store) -> None:
+    from memsieve.history.api import History
+
+    h = History(store)
+    old = _write(store, "ns", [(_pending(store, "ns", "e1", OLD), A)])[0]
+    new = _write(store, "ns", [(_pending(store, "ns", "e2", NEW), B)])[0]
+    [c] = h.conflicts("ns")
+    assert (c.older_id, c.newer_id, c.older_content, c.newer_content) == (
+        old.memory_id,
+        new.memory_id,
+        OLD,
+        NEW,
+    )
+    res = h.resolve(c.id, "older", actor="agent-7")
+    assert (res.winner_id, res.loser_id, res.actor) == (old.memory_id, new.memory_id, "agent-7")
+    assert h.conflicts() == [] and _live(store, "ns") == [OLD]
