@@ -200,6 +200,8 @@ class Settings:
     policy_file: str | None
     metrics_hash_namespaces: bool = False
     key_file: str | None = None
+    # Largest capture message accepted (bytes of the body as the broker delivers it).
+    max_message_bytes: int = 16 * 1024 * 1024
     # MEMSIEVE_ON_CONFLICT: the default policy and per-namespace choices (keep | newest).
     on_conflict: str = "keep"
     on_conflict_by_namespace: dict[str, str] = field(default_factory=dict)
@@ -286,6 +288,7 @@ class Settings:
                 else hash_ns in ("true", "1", "yes")
             ),
             key_file=env.get("MEMSIEVE_KEY_FILE") or None,
+            max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
             on_conflict=on_conflict,
             on_conflict_by_namespace=on_conflict_ns,
         )
