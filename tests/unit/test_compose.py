@@ -51,6 +51,7 @@ DEFAULT_IS_FINE = {
     "MEMSIEVE_EMBED_RPM": "unlimited unless the provider contract says otherwise",
     "MEMSIEVE_EMBED_TPM": "unlimited unless the provider contract says otherwise",
     "MEMSIEVE_GATE_SEARCH": "memory is the fast, exact default",
+    "MEMSIEVE_ON_CONFLICT": "keep: updates stay visible as conflicts until resolved",
     "MEMSIEVE_GATE_CACHE_MB": "default budget per worker process",
     "MEMSIEVE_STARTUP_WAIT": "default; the restart policy covers longer outages",
     "MEMSIEVE_MAX_MESSAGE_BYTES": "default; 16 MiB is far above any lesson",
