@@ -39,7 +39,6 @@ LONG_MODULES: dict[str, str] = {
     "memsieve.gate.text": "one tokeniser and its term classes, cached together",
     "memsieve.ops.calibrate": "to split: metrics and the report apart from the sweep",
     "memsieve.ops.backfill": "to split: JSON-lines and Markdown readers apart from sending",
-    "memsieve.store.gate_write": "to go: the pure batch gate replaces it (issue 12 item 2)",
     "memsieve.store.postgres": "to split: named queries (issue 12 item 3)",
     "memsieve.cli.service": "to split: the `up` supervisor (restarts with backoff) apart from the commands",
     "memsieve.history.explain": "one report: the event, its decision record and the rows it touched",
