@@ -7,8 +7,10 @@ fields, kinds and ids, never a value that could hold a secret.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -19,8 +21,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memsieve import errors
+# Imported here, in the main thread, before any tool thread runs: detect_secrets (under
+# memsieve.capture) has circular imports that fail when two threads import it at once.
+from memsieve import client, embedders, errors
+from memsieve.app import configure
+from memsieve.capture import secrets
+from memsieve.cli.common import dumps, resolve
+from memsieve.cli.service import _child_env
+from memsieve.history import explain as explain_mod
+from memsieve.history import lineage
+from memsieve.history.format import is_uuid, parse_time
+from memsieve.ops.services import EmbeddedServices
 from memsieve.settings import Settings
+from memsieve.store.postgres import Store
 
 log = logging.getLogger("memsieve.mcp")
 
@@ -77,6 +90,7 @@ class Backend:
     worker: str = "auto"  # auto | yes | no
     agent: str = "mcp"
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _embed_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _resolved: Settings | None = field(default=None, repr=False)
     _store: Any = field(default=None, repr=False)
     _client: Any = field(default=None, repr=False)
@@ -101,10 +115,6 @@ class Backend:
             return self._resolved
 
     def _bring_up(self) -> Settings:
-        from memsieve.cli.common import resolve
-        from memsieve.ops.services import EmbeddedServices
-        from memsieve.store.postgres import Store
-
         services = EmbeddedServices(self.settings.home)
         embedded = not self.settings.database_url and not services.pg.running()
         settings = resolve(self.settings)
@@ -118,8 +128,6 @@ class Backend:
         return settings
 
     def _worker_answers(self, settings: Settings) -> bool:
-        from memsieve.app import configure
-
         try:
             replies = configure(replace(settings)).control.ping(timeout=1.0)
         except Exception:  # noqa: BLE001 - no answer is the answer
@@ -127,8 +135,6 @@ class Backend:
         return bool(replies)
 
     def _start_worker(self, settings: Settings) -> None:
-        from memsieve.cli.service import _child_env
-
         logdir = Path(settings.home) / "logs"
         logdir.mkdir(parents=True, exist_ok=True, mode=0o700)
         out = open(logdir / "mcp-worker.log", "ab")
@@ -186,8 +192,6 @@ class Backend:
         event_id: str | None = None,
         wait_seconds: float = 0.0,
     ) -> dict[str, Any]:
-        from memsieve import client
-
         ns = self.scope.pick(namespace)
         if not 0 <= wait_seconds <= MAX_WAIT:
             raise ToolRefusal(f"wait_seconds must be between 0 and {MAX_WAIT:g}")
@@ -248,8 +252,10 @@ class Backend:
 
     # -- reading -----------------------------------------------------------------------------
     def _embed(self, query: str) -> tuple[list[float], str]:
-        from memsieve import embedders
+        with self._embed_lock:
+            return self._embed_locked(query)
 
+    def _embed_locked(self, query: str) -> tuple[list[float], str]:
         if self._embedder is None:
             emb = embedders.from_settings(self.ready())
             bound = self._store.bound_embedder()
@@ -264,9 +270,6 @@ class Backend:
     def recall(
         self, *, query: str, namespace: str | None = None, k: int = 5, as_of: str | None = None
     ) -> dict[str, Any]:
-        from memsieve.history import lineage
-        from memsieve.history.format import parse_time
-
         ns = self.scope.pick(namespace)
         if not 1 <= k <= MAX_K:
             raise ToolRefusal(f"k must be between 1 and {MAX_K}")
@@ -307,9 +310,6 @@ class Backend:
         return self._with_notice(out)
 
     def history(self, *, memory_id: str) -> dict[str, Any]:
-        from memsieve.history import lineage
-        from memsieve.history.format import is_uuid
-
         missing = ToolRefusal(f"no memory with id {_safe_id(memory_id)} in this server's scope")
         if not is_uuid(memory_id):
             raise missing
@@ -322,9 +322,6 @@ class Backend:
         )
 
     def explain(self, *, id: str) -> dict[str, Any]:
-        from memsieve.history import explain
-        from memsieve.history.format import is_uuid
-
         missing = ToolRefusal(f"no memory or event with id {_safe_id(id)} in this server's scope")
         if not id.strip():
             raise missing
@@ -338,7 +335,7 @@ class Backend:
         if not rows or not all(self.scope.allows(r["namespace"]) for r in rows):
             raise missing
         try:
-            found = explain.explain(self._store, id)
+            found = explain_mod.explain(self._store, id)
         except errors.PermanentError:
             raise missing from None
         d = found.to_dict()
@@ -356,11 +353,7 @@ class Backend:
 
 def _safe_id(value: str) -> str:
     """An id to repeat in a message: only if it looks like one (no free text echoed)."""
-    import re
-
     if re.fullmatch(r"[A-Za-z0-9_.:-]{1,80}", value or ""):
-        from memsieve.capture import secrets
-
         if not secrets.find_secrets(value):
             return value
     return "(given)"
@@ -371,8 +364,4 @@ def _iso(value: Any) -> Any:
 
 
 def _jsonable(obj: Any) -> Any:
-    import json
-
-    from memsieve.cli.common import dumps
-
     return json.loads(dumps(obj))

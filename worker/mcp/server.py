@@ -210,6 +210,7 @@ async def serve_http(
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(128)  # connections wait in the backlog until uvicorn accepts them
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     userver = uvicorn.Server(config)
     ready(sock.getsockname()[1])
