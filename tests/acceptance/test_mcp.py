@@ -338,3 +338,94 @@ def test_http_session(
 
         anyio.run(main)
     assert_secret_nowhere(env, log.read_text(), workers.logs())
+
+
+REWORDINGS = [
+    "This project uses kebab-case for filenames.",
+    "Filenames in this project are kebab-case.",
+    "Use kebab-case when naming files in this project.",
+    "In this repo, files are named in kebab-case.",
+    "Name files with kebab-case in this project.",
+]
+
+
+@pytest.mark.local_model
+def test_stdio_starts_the_stack_and_a_worker_on_demand(services_home: Path, tmp_path: Path) -> None:
+    """No service runs beforehand: the server starts the embedded PostgreSQL and Redis and a
+    worker (offline MiniLM), says so on the first call; the article's scenario: five
+    rewordings end as one live memory with a history of five."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("MEMSIEVE_") and k != "OPENAI_API_KEY"
+    }
+    env.update(
+        MEMSIEVE_HOME=str(services_home),
+        MEMSIEVE_CONCURRENCY="1",
+        MEMSIEVE_METRICS_PORT="0",
+        PYTHONUNBUFFERED="1",
+    )
+    errlog = tmp_path / "mcp-stderr.log"
+    out: dict[str, Any] = {}
+
+    async def main() -> None:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "memsieve.cli.main", "mcp", "--namespace", "demo"],
+            env=env,
+            cwd=str(ROOT),
+        )
+        with open(errlog, "w") as err:
+            async with stdio_client(params, errlog=err) as (read, write):
+                async with ClientSession(read, write, read_timeout_seconds=300) as session:
+                    await session.initialize()
+                    results = []
+                    for text in REWORDINGS:  # one at a time, as sessions would
+                        results.append(
+                            call_json(
+                                await session.call_tool(
+                                    "remember",
+                                    {
+                                        "kind": "retro",
+                                        "heading": "File naming",
+                                        "content": text,
+                                        "wait_seconds": 120,
+                                    },
+                                )
+                            )
+                        )
+                    out["results"] = results
+                    live = results[-1]["memory_id"]
+                    out["history"] = call_json(
+                        await session.call_tool("history", {"memory_id": live})
+                    )
+                    out["recall"] = call_json(
+                        await session.call_tool("recall", {"query": "how are files named?"})
+                    )
+
+    try:
+        anyio.run(main)
+        log = errlog.read_text()
+        results = out["results"]
+        assert "notice" in results[0] and "started its services" in results[0]["notice"]
+        assert all("notice" not in r for r in results[1:])  # said once
+        assert [r["decision"] for r in results] == ["inserted"] + ["superseded"] * 4, results
+        live = results[-1]["memory_id"]
+        versions = out["history"]["lineage"]["versions"]
+        assert len(versions) == 5
+        assert sorted(v["content"] for v in versions) == sorted(REWORDINGS)
+        assert [v["memory_id"] for v in versions if v["live"]] == [live]
+        assert [m["memory_id"] for m in out["recall"]["memories"]] == [live]
+        # The worker it started stopped with it.
+        m = re.search(r"started a worker \(pid (\d+)\)", log)
+        assert m, log[-2000:]
+        pid = int(m.group(1))
+        assert wait_until(lambda: not Path(f"/proc/{pid}").exists(), timeout=60)
+    finally:
+        subprocess.run(
+            [sys.executable, "-m", "memsieve.cli.main", "down"],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            timeout=120,
+        )
