@@ -429,3 +429,36 @@ def test_stdio_starts_the_stack_and_a_worker_on_demand(services_home: Path, tmp_
             capture_output=True,
             timeout=120,
         )
+
+
+def test_http_server_stops_its_worker_on_sigterm(env: dict[str, str], tmp_path: Path) -> None:
+    log = tmp_path / "mcp-http.log"
+    with http_server(env, log, "--worker", "yes") as (url, token):
+        pattern = re.compile(r"started a worker \(pid (\d+)\)")
+        assert wait_until(lambda: pattern.search(log.read_text()) is not None, timeout=120)
+        m = pattern.search(log.read_text())
+        assert m is not None
+        pid = int(m.group(1))
+        assert Path(f"/proc/{pid}").exists()
+
+        async def main() -> None:
+            async with http_session(url, token) as session:
+                got = call_json(
+                    await session.call_tool(
+                        "remember",
+                        {
+                            "kind": "pattern",
+                            "heading": "Flaky CI",
+                            "content": "The integration suite fails when two runs share one Redis database.",
+                            "namespace": "ops",
+                            "wait_seconds": 90,
+                        },
+                    )
+                )
+                assert got["decision"] == "inserted", got
+
+        anyio.run(main)
+    # http_server's exit sent SIGTERM and waited for the server: its worker is gone too.
+    assert wait_until(lambda: not Path(f"/proc/{pid}").exists(), timeout=60), log.read_text()[
+        -2000:
+    ]

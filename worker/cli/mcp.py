@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets as pysecrets
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -118,6 +119,12 @@ def cli_mcp(argv: list[str]) -> int:
         except Exception as exc:  # noqa: BLE001 - the first tool call reports it again
             sys.stderr.write(f"memsieve mcp: services not ready: {type(exc).__name__}\n")
 
+    def _terminate(signum: int, _frame: object) -> None:
+        # SIGTERM (a client stopping a stdio server, uvicorn re-raising it after its own
+        # graceful shutdown) unwinds through `finally`, so the worker started here stops too.
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, _terminate)
     # The stack starts while the client initialises; a call that comes first waits for it.
     threading.Thread(target=warm, name="memsieve-mcp-warm", daemon=True).start()
     try:
@@ -134,7 +141,7 @@ def cli_mcp(argv: list[str]) -> int:
                 sys.stderr.flush()
 
             anyio.run(lambda: serve_http(server, args.host, args.port, token, ready))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         backend.close()

@@ -215,8 +215,9 @@ class Backend:
         except client.Refused as exc:
             raise ToolRefusal(f"refused ({exc.reason}): {exc.detail}; nothing was queued") from None
         settings = self.ready()
-        if self._client is None:
-            self._client = client.CaptureClient(settings.broker_url or "", timeout=5.0)
+        with self._lock:
+            if self._client is None:
+                self._client = client.CaptureClient(settings.broker_url or "", timeout=5.0)
         try:
             eid = self._client.capture(checked)
         except client.Unavailable as exc:
