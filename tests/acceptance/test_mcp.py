@@ -75,6 +75,7 @@ async def session_checks(session: ClientSession, outside_memory: str) -> dict[st
     assert [m["memory_id"] for m in found["memories"]] == [memory_id]
     assert found["memories"][0]["content"] == lesson
     assert found["memories"][0]["tags"] == ["deploy"]
+    assert found["memories"][0]["conflicts"] == []
     # The other namespace in scope is separate: it sees nothing of demo's.
     other = call_json(
         await session.call_tool("recall", {"query": "deploy order", "namespace": "ops"})

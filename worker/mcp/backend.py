@@ -241,6 +241,9 @@ class Backend:
                     out.update(decision=row["decision"], memory_id=row["memory_id"])
                     if row["supersedes"]:
                         out["supersedes"] = row["supersedes"]
+                    conflicts = self._open_conflicts(row["memory_id"])
+                    if conflicts:
+                        out["conflicts"] = conflicts
                 else:
                     out.update(reason=row["reason"], detail=row["detail"])
                 return out
@@ -250,6 +253,31 @@ class Backend:
                     "note": "not decided within wait_seconds; ask explain with the event_id later",
                 }
             time.sleep(POLL)
+
+    def _open_conflicts(self, memory_id: str | None) -> list[dict[str, Any]]:
+        """The open conflicts a memory is in (an update kept beside the memory it
+        contradicts), on a store that records them (memory_conflicts); else []."""
+        if not memory_id:
+            return []
+        if not self._store.query("SELECT to_regclass('memory_conflicts') IS NOT NULL AS ok")[0][
+            "ok"
+        ]:
+            return []
+        rows = self._store.query(
+            "SELECT id AS conflict_id, older_id::text AS older_id, newer_id::text AS newer_id,"
+            " detail FROM memory_conflicts WHERE closed_at IS NULL"
+            " AND (older_id = %s OR newer_id = %s) ORDER BY opened_at, id",
+            (memory_id, memory_id),
+        )
+        return [
+            {
+                "conflict_id": r["conflict_id"],
+                "with": r["newer_id"] if r["older_id"] == memory_id else r["older_id"],
+                "this_is": "older" if r["older_id"] == memory_id else "newer",
+                "detail": r["detail"],
+            }
+            for r in rows
+        ]
 
     # -- reading -----------------------------------------------------------------------------
     def _embed(self, query: str) -> tuple[list[float], str]:
@@ -301,9 +329,9 @@ class Backend:
                 "distance": round(float(r["distance"]), 6),
                 "created_at": _iso(r["created_at"]),
             }
-            for extra in ("conflict", "conflicts", "conflicts_with"):
-                if r.get(extra):
-                    m[extra] = _jsonable(r[extra])
+            # Open conflicts (an update kept beside the memory it contradicts), when the
+            # store marks them: [{"conflict_id", "with", "this_is": "older"|"newer", "detail"}].
+            m["conflicts"] = _jsonable(r.get("conflicts") or [])
             memories.append(m)
         out: dict[str, Any] = {"namespace": ns, "memories": memories}
         if when is not None:
