@@ -173,6 +173,8 @@ class Settings:
     policy_file: str | None
     metrics_hash_namespaces: bool = False
     key_file: str | None = None
+    # Largest capture message accepted (bytes of the body as the broker delivers it).
+    max_message_bytes: int = 16 * 1024 * 1024
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -251,6 +253,7 @@ class Settings:
                 else hash_ns in ("true", "1", "yes")
             ),
             key_file=env.get("MEMSIEVE_KEY_FILE") or None,
+            max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
         )
 
     @property
