@@ -123,6 +123,22 @@ async def session_checks(session: ClientSession, outside_memory: str) -> dict[st
         assert "in this server's scope" in text
         assert "team-x" not in text  # not even whose it is
 
+    # a correction in scope cannot replace a memory of another namespace by its id
+    cross = call_json(
+        await session.call_tool(
+            "remember",
+            {
+                "kind": "correction",
+                "heading": "Deploy order",
+                "content": "Team X migrates the database before deploying the API.",
+                "namespace": "demo",
+                "supersedes": outside_memory,
+                "wait_seconds": 90,
+            },
+        )
+    )
+    assert (cross["status"], cross["reason"]) == ("rejected", "supersedes_unknown"), cross
+
     # a secret: refused before anything is queued, never echoed
     text = error_text(
         await session.call_tool(
@@ -213,6 +229,14 @@ def redis_dump(url: str) -> str:
     return "\n".join(parts)
 
 
+def assert_outside_untouched(store: Any, memory_id: str) -> None:
+    rows = store.query(
+        "SELECT namespace, deleted_at FROM memories WHERE id = %s OR supersedes = %s",
+        (memory_id, memory_id),
+    )
+    assert [(r["namespace"], r["deleted_at"]) for r in rows] == [("team-x", None)]
+
+
 def assert_secret_nowhere(env: dict[str, str], *texts: str) -> None:
     dump = pg_dump(env["MEMSIEVE_DATABASE_URL"])
     assert "CREATE TABLE" in dump and "Run database migrations" in dump
@@ -244,7 +268,7 @@ def server_argv(*extra: str) -> list[str]:
 
 
 def test_stdio_session(
-    env: dict[str, str], workers: Any, outside_memory: str, tmp_path: Path
+    env: dict[str, str], store: Any, workers: Any, outside_memory: str, tmp_path: Path
 ) -> None:
     workers.start(concurrency=1)
     errlog = tmp_path / "mcp-stderr.log"
@@ -265,6 +289,7 @@ def test_stdio_session(
         sys.stderr.write("server stderr:\n" + errlog.read_text()[-4000:] + "\n")
         raise
     assert_secret_nowhere(env, errlog.read_text(), workers.logs())
+    assert_outside_untouched(store, outside_memory)
 
 
 @contextlib.contextmanager
@@ -311,7 +336,7 @@ async def http_session(url: str, token: str | None) -> AsyncIterator[ClientSessi
 
 
 def test_http_session(
-    env: dict[str, str], workers: Any, outside_memory: str, tmp_path: Path
+    env: dict[str, str], store: Any, workers: Any, outside_memory: str, tmp_path: Path
 ) -> None:
     workers.start(concurrency=1)
     log = tmp_path / "mcp-http.log"
@@ -339,6 +364,7 @@ def test_http_session(
 
         anyio.run(main)
     assert_secret_nowhere(env, log.read_text(), workers.logs())
+    assert_outside_untouched(store, outside_memory)
 
 
 REWORDINGS = [
