@@ -118,3 +118,29 @@ def test_safe_id_repeats_ids_only() -> None:
     assert _safe_id(GHP) == "(given)"
     assert _safe_id("two words") == "(given)"
     assert _safe_id("x" * 81) == "(given)"
+
+
+def test_unreachable_database_is_a_clear_tool_error_and_the_server_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    from memsieve.ops.services import free_port
+
+    port = free_port()  # nothing listens there
+    settings = Settings.from_env(
+        {
+            "MEMSIEVE_HOME": str(tmp_path / "home"),
+            "MEMSIEVE_DATABASE_URL": f"postgresql://memsieve:pw@127.0.0.1:{port}/memsieve",
+            "MEMSIEVE_REDIS_URL": f"redis://127.0.0.1:{port}/0",
+            "MEMSIEVE_EMBEDDER": "hashing",
+        }
+    )
+    backend = Backend(settings, Scope(("demo",)), worker="no")
+    results = calls(
+        backend,
+        ("recall", {"query": LESSON}),
+        ("remember", {"kind": "retro", "heading": "Token", "content": f"use {GHP} to push"}),
+    )
+    assert results[0][0] and "memsieve's database is not reachable" in results[0][1]
+    assert "pw@" not in results[0][1]
+    assert results[1][0] and "refused (secret)" in results[1][1]  # still serving
+    assert backend._resolved is None and backend._store is None

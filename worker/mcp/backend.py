@@ -23,6 +23,8 @@ from typing import Any
 
 # Imported here, in the main thread, before any tool thread runs: detect_secrets (under
 # memsieve.capture) has circular imports that fail when two threads import it at once.
+import psycopg
+import psycopg_pool
 from memsieve import client, embedders, errors
 from memsieve.app import configure
 from memsieve.capture import secrets
@@ -108,7 +110,16 @@ class Backend:
             if self._resolved is not None:
                 return self._resolved
             t0 = time.monotonic()
-            self._resolved = self._bring_up()
+            try:
+                self._resolved = self._bring_up()
+            except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
+                log.error("database not reachable: %s", type(exc).__name__)
+                raise ToolRefusal(
+                    f"memsieve's database is not reachable ({type(exc).__name__}); the next "
+                    "call tries again (see the server's log, or `memsieve up`)"
+                ) from None
+            except errors.ConfigError as exc:
+                raise ToolRefusal(f"memsieve is not configured: {exc}") from None
             took = time.monotonic() - t0
             if took > 1.0:
                 self.notice = f"memsieve started its services for this server ({took:.1f} s)"
@@ -119,7 +130,11 @@ class Backend:
         embedded = not self.settings.database_url and not services.pg.running()
         settings = resolve(self.settings)
         store = Store(settings.database_url or "", max_size=2)
-        store.migrate()
+        try:
+            store.migrate()
+        except BaseException:
+            store.close()
+            raise
         self._store = store
         if self.worker == "yes" or (self.worker == "auto" and not self._worker_answers(settings)):
             self._start_worker(settings)
