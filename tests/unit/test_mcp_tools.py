@@ -144,3 +144,20 @@ def test_unreachable_database_is_a_clear_tool_error_and_the_server_keeps_serving
     assert "pw@" not in results[0][1]
     assert results[1][0] and "refused (secret)" in results[1][1]  # still serving
     assert backend._resolved is None and backend._store is None
+
+
+def test_an_unexpected_failure_is_a_tool_error_without_its_text(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(**_kw: Any) -> dict[str, Any]:
+        raise RuntimeError(f"internal trouble near {GHP}")
+
+    monkeypatch.setattr(backend, "recall", broken)
+    results = calls(
+        backend,
+        ("recall", {"query": LESSON}),
+        ("remember", {"kind": "retro", "heading": "h", "content": LESSON, "namespace": "web"}),
+    )
+    assert results[0] == (True, "recall failed inside memsieve; see the server's log")
+    assert results[1][0] and "outside this server's scope" in results[1][1]  # still serving
+    assert any(r.name == "memsieve.mcp" and r.exc_info for r in caplog.records)

@@ -61,7 +61,9 @@ class MemsieveMCP(MCPServer[Any]):
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:
-            log.error("tool %s failed: %s", name, type(exc.__cause__).__name__)
+            # The whole record, traceback included, goes through memsieve's redacting
+            # formatter (memsieve.logs); the caller gets a sentence without it.
+            log.error("tool %s failed", name, exc_info=exc.__cause__ or exc)
             raise UnexpectedToolError(_safe_message(exc, name)) from None
         except ToolError as exc:
             known = name in {"remember", "recall", "history", "explain"}
