@@ -4,6 +4,7 @@ they all happen before any service is touched, and no answer repeats a value sen
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +162,33 @@ def test_an_unexpected_failure_is_a_tool_error_without_its_text(
     assert results[0] == (True, "recall failed inside memsieve; see the server's log")
     assert results[1][0] and "outside this server's scope" in results[1][1]  # still serving
     assert any(r.name == "memsieve.mcp" and r.exc_info for r in caplog.records)
+
+
+def test_without_the_sdk_the_command_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memsieve.cli.mcp import cli_mcp  # not main(): that sets this process's umask
+
+    for name in ("mcp", "memsieve.mcp.server"):
+        monkeypatch.setitem(sys.modules, name, None)  # as if the extra were not installed
+    assert cli_mcp(["--namespace", "demo"]) == 2
+    assert "pip install 'memsieve[mcp]'" in capsys.readouterr().err
+
+
+def test_the_command_needs_a_namespace(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memsieve import logs
+    from memsieve.cli.mcp import cli_mcp  # not main(): that sets this process's umask
+
+    monkeypatch.setattr(logs, "setup", lambda *a, **k: None)  # leave pytest's logging alone
+    monkeypatch.setenv("MEMSIEVE_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("MEMSIEVE_MCP_NAMESPACES", raising=False)
+    assert cli_mcp([]) == 2
+    assert "needs at least one --namespace" in capsys.readouterr().err
+    assert (
+        cli_mcp(["--namespace", "demo", "--transport", "http", "--host", "0.0.0.0", "--no-token"])
+        == 2
+    )
+    assert "only allowed on a loopback address" in capsys.readouterr().err
+    assert not (tmp_path / "home").exists()  # refused before anything was started
