@@ -31,8 +31,8 @@ def write_one(
 ) -> Outcome:
     cur.execute(
         "SELECT status, decision, memory_id::text, supersedes::text, distance, reason"
-        " FROM events WHERE event_id = %s FOR UPDATE",
-        (ev.event_id,),
+        " FROM events WHERE ns_key = %s AND event_id = %s FOR UPDATE",
+        (ev.namespace, ev.event_id),
     )
     row = cur.fetchone()
     if row is None or row[0] != "pending":
@@ -71,7 +71,7 @@ def write_one(
 
     if d.action == "merge":
         assert d.target is not None
-        _finish(cur, ev.event_id, "merged", d.target, None, 0.0, d.reason, record)
+        _finish(cur, ev.namespace, ev.event_id, "merged", d.target, None, 0.0, d.reason, record)
         return Outcome(ev.event_id, "merged", d.target, None, 0.0, d.reason)
 
     supersedes = d.target if d.action == "supersede" else None
@@ -115,12 +115,15 @@ def write_one(
         decision = "superseded"
     else:
         decision = "inserted"
-    _finish(cur, ev.event_id, decision, new_id, supersedes, d.distance, d.reason, record)
+    _finish(
+        cur, ev.namespace, ev.event_id, decision, new_id, supersedes, d.distance, d.reason, record
+    )
     return Outcome(ev.event_id, decision, new_id, supersedes, d.distance, d.reason)
 
 
 def _finish(
     cur: psycopg.Cursor[Any],
+    namespace: str,
     event_id: str,
     decision: str,
     memory_id: str,
@@ -133,6 +136,15 @@ def _finish(
         "UPDATE events SET status = 'written', decision = %s, memory_id = %s,"
         " supersedes = %s, distance = %s, reason = %s, decision_record = %s,"
         " updated_at = clock_timestamp(), finished_at = clock_timestamp()"
-        " WHERE event_id = %s",
-        (decision, memory_id, supersedes, distance, reason, json.dumps(record), event_id),
+        " WHERE ns_key = %s AND event_id = %s",
+        (
+            decision,
+            memory_id,
+            supersedes,
+            distance,
+            reason,
+            json.dumps(record),
+            namespace,
+            event_id,
+        ),
     )

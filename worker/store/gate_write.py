@@ -44,7 +44,7 @@ HIDE_SUPERSEDED = (
 FINISH_EVENT = (
     "UPDATE events SET status = 'written', decision = %s, memory_id = %s, supersedes = %s,"
     " distance = %s, reason = %s, decision_record = %s, updated_at = clock_timestamp(),"
-    " finished_at = clock_timestamp() WHERE event_id = %s"
+    " finished_at = clock_timestamp() WHERE ns_key = %s AND event_id = %s"
 )
 
 
@@ -175,9 +175,9 @@ def write_batch(
     """Gate and write `items` ((Pending, vector) in order). Returns the outcomes and a
     function that installs the batch into the cache; call it only after commit."""
     cur.execute(
-        "SELECT event_id, status, memory_id::text FROM events WHERE event_id = ANY(%s)"
-        " ORDER BY event_id FOR UPDATE",
-        ([ev.event_id for ev, _ in items],),
+        "SELECT event_id, status, memory_id::text FROM events"
+        " WHERE ns_key = %s AND event_id = ANY(%s) ORDER BY event_id FOR UPDATE",
+        (namespace, [ev.event_id for ev, _ in items]),
     )
     status = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
     version = namespace_version(cur, namespace)
@@ -245,7 +245,9 @@ def write_batch(
         record = json.dumps(record_for(d, ev, model, dims, k, guards))
         if d.action == "merge":
             assert d.target is not None
-            finished.append(("merged", d.target, None, 0.0, d.reason, record, ev.event_id))
+            finished.append(
+                ("merged", d.target, None, 0.0, d.reason, record, namespace, ev.event_id)
+            )
             outcomes[ev.event_id] = Outcome(ev.event_id, "merged", d.target, None, 0.0, d.reason)
             continue
         if ev.content_hash in hiding_hashes:
@@ -281,7 +283,9 @@ def write_batch(
             superseding.append(new_id)
             batch.kill(supersedes)
             decision = "superseded"
-        finished.append((decision, new_id, supersedes, d.distance, d.reason, record, ev.event_id))
+        finished.append(
+            (decision, new_id, supersedes, d.distance, d.reason, record, namespace, ev.event_id)
+        )
         outcomes[ev.event_id] = Outcome(
             ev.event_id, decision, new_id, supersedes, d.distance, d.reason
         )
