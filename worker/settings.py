@@ -115,6 +115,10 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "memory",
         "memory (exact, per-worker matrix of a namespace's live vectors) | sql (one query per event)",
     ),
+    "MEMSIEVE_MAX_MESSAGE_BYTES": (
+        "16777216",
+        "largest capture message (body bytes); a larger one is recorded as rejected",
+    ),
     "MEMSIEVE_TORCH_THREADS": ("1", "threads of the local embedder per worker process"),
     "MEMSIEVE_GATE_CACHE_MB": (
         "512",
@@ -229,6 +233,8 @@ class Settings:
     torch_threads: int = 1
     # The capture policy: defaults, MEMSIEVE_POLICY_FILE, MEMSIEVE_POLICY_* (loaded once).
     policy: PolicyConfig | None = field(default=None, repr=False)
+    # Largest capture message accepted (bytes of the body as the broker delivers it).
+    max_message_bytes: int = 16 * 1024 * 1024
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -316,6 +322,7 @@ class Settings:
             startup_wait=_int(env, "MEMSIEVE_STARTUP_WAIT", 120, 0),
             torch_threads=_int(env, "MEMSIEVE_TORCH_THREADS", 1, 1),
             policy=PolicyConfig.load(policy_file, env),
+            max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
         )
 
     @property

@@ -42,6 +42,8 @@ LONG_MODULES: dict[str, str] = {
     "memsieve.store.gate_write": "to go: the pure batch gate replaces it (issue 12 item 2)",
     "memsieve.store.postgres": "to split: named queries (issue 12 item 3)",
     "memsieve.flow.pipeline": "to split: capture stage apart from flush (issue 12 item 2)",
+    "memsieve.cli.service": "to split: `up` supervision apart from `worker` (issue 13)",
+    "memsieve.history.explain": "to split: conflict explanations apart (issue 15)",
 }
 
 
