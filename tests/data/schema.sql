@@ -80,6 +80,7 @@ CREATE TABLE public.events (
     finished_at timestamp with time zone,
     decision_record jsonb,
     claims integer DEFAULT 0 NOT NULL,
+    reused_id text,
     CONSTRAINT events_check CHECK (((status = 'written'::text) = (decision IS NOT NULL))),
     CONSTRAINT events_check1 CHECK (((status = 'pending'::text) OR (finished_at IS NOT NULL))),
     CONSTRAINT events_decision_check CHECK ((decision = ANY (ARRAY['inserted'::text, 'superseded'::text, 'merged'::text]))),
@@ -201,6 +202,8 @@ ALTER TABLE ONLY public.store_meta
 CREATE INDEX events_ns_status ON public.events USING btree (namespace, status);
 
 CREATE INDEX events_pending ON public.events USING btree (namespace, received_at) WHERE (status = 'pending'::text);
+
+CREATE INDEX events_reused ON public.events USING btree (reused_id) WHERE (reused_id IS NOT NULL);
 
 CREATE INDEX memories_event ON public.memories USING btree (event_id);
 
