@@ -181,7 +181,9 @@ def test_resolve_supersedes_the_loser_and_revert_reopens_the_conflict(store: Sto
     old = _write(store, "ns", [(_pending(store, "ns", "e1", OLD), A)])[0]
     new = _write(store, "ns", [(_pending(store, "ns", "e2", NEW), B)])[0]
     [open_one] = conflicts.open_conflicts(store, "ns")
-    res = conflicts.resolve(store, open_one.id, "newer", actor="ana")
+    res = conflicts.resolve(store, open_one.id, "newer", actor="ana", note="moved in March")
+    closed = conflicts.get(store, open_one.id)
+    assert closed is not None and (closed.closed_by, closed.note) == ("ana", "moved in March")
     assert (res.winner_id, res.loser_id) == (new.memory_id, old.memory_id)
     assert "memsieve revert" in res.text
     assert _live(store, "ns") == [NEW]
@@ -206,6 +208,8 @@ def test_resolve_supersedes_the_loser_and_revert_reopens_the_conflict(store: Sto
     assert _live(store, "ns") == [OLD, NEW]
     [c] = _conflicts(store)
     assert (c["closed_at"], c["closed_how"], c["loser_id"]) == (None, None, None)
+    reopened = conflicts.get(store, open_one.id)
+    assert reopened is not None and (reopened.closed_by, reopened.note) == (None, None)
     # ...and the older one may win the second time.
     res2 = conflicts.resolve(store, open_one.id, old.memory_id)
     assert (res2.winner_id, _live(store, "ns")) == (old.memory_id, [OLD])
