@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from kombu.utils.json import dumps, loads
 from memsieve.flow.pipeline import event_id_for
 
-from tests.acceptance.test_bad_input import raw_items
+from tests.support.strategies import raw_items
 
 
 def test_accept_records_every_item_exactly_once(pipeline: Any) -> None:

@@ -210,7 +210,7 @@ def _cli(env: dict[str, str], *args: str) -> Any:
     import subprocess
     import sys
 
-    from tests.conftest import ROOT
+    from tests.support.paths import ROOT
 
     out = subprocess.run(
         [sys.executable, "-m", "memsieve.cli.main", *args, "--json"],

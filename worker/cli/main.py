@@ -18,6 +18,11 @@ EXTERNAL = {
         "cli_calibrate",
         "precision/recall of the gate on labelled pairs",
     ),
+    "mcp": (
+        "memsieve.cli.mcp",
+        "cli_mcp",
+        "serve agents over MCP: remember, recall, history, explain",
+    ),
 }
 
 

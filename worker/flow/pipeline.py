@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ import redis
 from memsieve import embedders, errors, metrics
 from memsieve.capture import policy, secrets
 from memsieve.embedders import batching
-from memsieve.flow import embed, faults
+from memsieve.flow import embed
 from memsieve.flow.locks import NamespaceLock
 from memsieve.gate import guards, judge, thresholds
 from memsieve.ops import scrub
@@ -194,7 +193,11 @@ class Pipeline:
     ) -> None:
         self.settings = settings
         assert settings.database_url and settings.redis_url, "call Settings.resolved() first"
-        self.store = store or Store(settings.database_url)
+        self.store = store or Store(
+            settings.database_url,
+            gate_search=settings.gate_search,
+            cache_mb=settings.gate_cache_mb,
+        )
         self.redis = redis_client or redis.Redis.from_url(
             settings.redis_url,
             socket_timeout=10,
@@ -203,7 +206,7 @@ class Pipeline:
             retry_on_timeout=True,
         )
         self._embedder = embedder
-        self.policy = policy.PolicyConfig.load(settings.policy_file, os.environ)
+        self.policy = settings.policy or policy.PolicyConfig.load(settings.policy_file, {})
         from memsieve.ops import home
 
         self.key = home.install_key(settings.key_path)
@@ -225,7 +228,7 @@ class Pipeline:
 
     def threshold_for(self, kind: str) -> float:
         # MEMSIEVE_THRESHOLD_<KIND> beats MEMSIEVE_THRESHOLD beats the measured table.
-        return thresholds.threshold_for(self.embedder.model, kind)
+        return thresholds.threshold_for(self.embedder.model, kind, self.settings)
 
     # -- stage 1: capture -------------------------------------------------------------
     def parse(self, raw: Any) -> tuple[InboxEvent, ev.CaptureEvent | None]:
@@ -552,7 +555,6 @@ class Pipeline:
             return
         emb = self.embedder
         items = [(p.content_hash, ev.memory_text(p.heading, p.content)) for p in pending]
-        faults.pause("embed", namespace, len(pending))
         try:
             outcomes = embed.embed_items(emb, self.store, items)
         except batching.EmbedderRefused as exc:

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
-
-if TYPE_CHECKING:
-    from memsieve.gate.judge import Judge, Judgement
+from enum import StrEnum
+from typing import Any, Literal, Protocol
 
 Action = Literal["insert", "supersede", "merge"]
 
@@ -71,6 +69,27 @@ class Guard(Protocol):
     """Checks a close pair; returns vetoes (empty: the supersede may go ahead)."""
 
     def __call__(self, incoming: Incoming, candidate: Candidate) -> list[Veto]: ...
+
+
+class Verdict(StrEnum):
+    SAME = "same"
+    UPDATE = "update"
+    DIFFERENT = "different"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    score: float  # confidence in `verdict`, 0..1
+    judge: str  # e.g. "guards", "classifier", "llm:gpt-4o-mini"
+    detail: str  # short, human-readable, no secret
+    # The guards' vetoes behind the verdict, when the judge ran guards (recorded with the
+    # decision, per candidate). Optional: a judge that reads meaning may have none.
+    vetoes: tuple[Veto, ...] = field(default=())
+
+
+class Judge(Protocol):
+    def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]: ...
 
 
 def decide(
@@ -214,12 +233,26 @@ def _judge(
             out[c.memory_id] = j
     if todo:
         if judge is None:
-            from memsieve.gate.judge import guard_judge
-
-            judge = guard_judge(guards)
+            judge = _veto_judge(guards)
         for c, j in zip(todo, judge([(incoming, c) for c in todo]), strict=True):
             out[c.memory_id] = j
     return out
+
+
+def _veto_judge(guards: Sequence[Guard]) -> Judge:
+    """Without a judge, the guards decide alone: no veto is the same fact, a veto keeps
+    both rows. (`memsieve.gate.judge` has the judges that also tell an update.)"""
+
+    def judge(pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]:
+        out = []
+        for inc, cand in pairs:
+            vetoes = tuple(v for g in guards for v in g(inc, cand))
+            verdict = Verdict.DIFFERENT if vetoes else Verdict.SAME
+            detail = "; ".join(f"{v.guard}: {v.detail}" for v in vetoes) or "no guard vetoed"
+            out.append(Judgement(verdict, 1.0, "guards", detail, vetoes))
+        return out
+
+    return judge
 
 
 def decision_record(

@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 import psycopg
 from memsieve import errors
-from memsieve.flow import faults
 from memsieve.gate import batch, vectors
 from memsieve.gate.decide import Guard
 from memsieve.gate.judge import Judge
@@ -47,14 +46,24 @@ def _configure(conn: psycopg.Connection) -> None:
 
 
 class Store:
-    def __init__(self, url: str, max_size: int = 4, min_size: int = 1) -> None:
+    def __init__(
+        self,
+        url: str,
+        max_size: int = 4,
+        min_size: int = 1,
+        *,
+        gate_search: str = "memory",
+        cache_mb: float = vectors.CACHE_MB,
+    ) -> None:
         self.url = url
         self._pool: ConnectionPool | None = None
         self._pool_pid: int | None = None
         self._pool_lock = threading.Lock()
         self.max_size = max_size
         self.min_size = min_size
-        self.gate_cache = vectors.NamespaceCache()
+        # MEMSIEVE_GATE_SEARCH: memory (the cached live set) or sql (one query per event).
+        self.gate_search = gate_search
+        self.gate_cache = vectors.NamespaceCache(cache_mb)
 
     # -- connections -------------------------------------------------------------
     @property
@@ -401,7 +410,6 @@ class Store:
                 (namespace,),
             )
             self.check_embedder_in_tx(cur, model, dims)
-            faults.pause("write", namespace, len(items))
             if now is not None:
                 # Read by memsieve_now(), the created_at default (migration 040).
                 cur.execute("SELECT set_config('memsieve.now', %s, true)", (now.isoformat(),))
@@ -411,7 +419,7 @@ class Store:
                 namespace,
                 items,
                 config,
-                search=os.environ.get("MEMSIEVE_GATE_SEARCH", "memory"),
+                search=self.gate_search,
             )
         install()  # committed: the process's copy of the namespace may move forward
         return outcomes
