@@ -374,3 +374,28 @@ def test_the_history_api_lists_and_resolves_conflicts(store: Store) -> None:
     res = h.resolve(c.id, "older", actor="agent-7")
     assert (res.winner_id, res.loser_id, res.actor) == (old.memory_id, new.memory_id, "agent-7")
     assert h.conflicts() == [] and _live(store, "ns") == [OLD]
+
+
+def test_a_judge_that_fails_costs_no_event_and_hides_nothing(store: Store) -> None:
+    class Down:
+        name = "llm:down"
+
+        def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]:
+            raise ConnectionError("no route to the judge")
+
+    _write(store, "ns", [(_pending(store, "ns", "e1", OLD), A)])
+    out = _write(
+        store,
+        "ns",
+        [(_pending(store, "ns", "e2", NEW), B), (_pending(store, "ns", "e3", OLD), A)],
+        judge=Down(),
+    )
+    assert [o.decision for o in out] == ["inserted", "merged"]
+    assert _live(store, "ns") == [OLD, NEW] and _conflicts(store) == []
+    rec = store.get_event("e2")["decision_record"]  # type: ignore[index]
+    assert rec["candidates"][0]["judge_detail"] == (
+        "judge failed (it raised ConnectionError): both rows kept"
+    )
+    assert store.query("SELECT count(*)::int AS n FROM events WHERE status = 'written'") == [
+        {"n": 3}
+    ]

@@ -28,6 +28,7 @@ from memsieve.gate.decide import (
     GateDecision,
     Guard,
     Incoming,
+    ask_judge,
     decide,
     decision_record,
 )
@@ -241,7 +242,7 @@ def _prejudge(
                 pairs.append((inc, c))
     if not pairs:
         return {}
-    judgements = config.the_judge()(pairs)
+    judgements = ask_judge(config.the_judge(), pairs)
     return {
         (i.content_hash, c.content_hash): j for (i, c), j in zip(pairs, judgements, strict=True)
     }
