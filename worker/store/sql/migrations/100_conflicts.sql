@@ -24,8 +24,6 @@ CREATE TABLE memory_conflicts (
     closed_at  timestamptz,
     closed_how text CHECK (closed_how IN ('update', 'resolved', 'superseded')),
     loser_id   uuid REFERENCES memories (id) ON DELETE CASCADE,   -- the member hidden
-    closed_by  text,                  -- who resolved it (`memsieve resolve --actor`)
-    note       text,                  -- and why (`--reason`)
     CHECK (older_id <> newer_id),
     CHECK ((closed_at IS NULL) = (closed_how IS NULL)),
     CHECK ((closed_at IS NULL) = (loser_id IS NULL)),
@@ -50,7 +48,7 @@ BEGIN
         WHERE closed_at IS NULL AND NEW.id IN (older_id, newer_id);
     ELSIF OLD.deleted_at IS NOT NULL AND NEW.deleted_at IS NULL THEN
         UPDATE memory_conflicts c
-        SET closed_at = NULL, closed_how = NULL, loser_id = NULL, closed_by = NULL, note = NULL
+        SET closed_at = NULL, closed_how = NULL, loser_id = NULL
         WHERE c.loser_id = NEW.id
           AND EXISTS (
               SELECT 1 FROM memories m
