@@ -99,6 +99,10 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "reasoning,trivia,derivable",
         "capture policy: comma list of heuristics on (empty: off)",
     ),
+    "MEMSIEVE_MCP_NAMESPACES": (
+        "",
+        "comma list of namespaces `memsieve mcp` serves when no --namespace is given",
+    ),
     "MEMSIEVE_MAX_MESSAGE_BYTES": (
         "16777216",
         "largest capture message body in bytes; a larger one is recorded as message_too_large",
@@ -252,6 +256,8 @@ class Settings:
     key_file: str | None = None
     # Largest capture message accepted (bytes of the body as the broker delivers it).
     max_message_bytes: int = 16 * 1024 * 1024
+    # MEMSIEVE_MCP_NAMESPACES: the namespaces `memsieve mcp` serves when --namespace is absent.
+    mcp_namespaces: tuple[str, ...] = ()
     # MEMSIEVE_THRESHOLD_<KIND>, by lower-case kind; beats `threshold`.
     kind_thresholds: dict[str, float] = field(default_factory=dict)
     embed_rpm: int = 0
@@ -350,6 +356,9 @@ class Settings:
             ),
             key_file=env.get("MEMSIEVE_KEY_FILE") or None,
             max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
+            mcp_namespaces=tuple(
+                n.strip() for n in env.get("MEMSIEVE_MCP_NAMESPACES", "").split(",") if n.strip()
+            ),
             kind_thresholds=_kind_thresholds(env),
             embed_rpm=_int(env, "MEMSIEVE_EMBED_RPM", 0, 0),
             embed_tpm=_int(env, "MEMSIEVE_EMBED_TPM", 0, 0),

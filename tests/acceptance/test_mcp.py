@@ -28,7 +28,8 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.conftest import ROOT, wait_until
+from tests.support.paths import ROOT
+from tests.support.workers import wait_until
 
 pytestmark = pytest.mark.slow
 

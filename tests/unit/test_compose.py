@@ -55,6 +55,7 @@ DEFAULT_IS_FINE = {
     "MEMSIEVE_GATE_CACHE_MB": "default budget per worker process",
     "MEMSIEVE_STARTUP_WAIT": "default; the restart policy covers longer outages",
     "MEMSIEVE_MAX_MESSAGE_BYTES": "default; 16 MiB is far above any lesson",
+    "MEMSIEVE_MCP_NAMESPACES": "default; the MCP server is not part of the compose stack",
     "MEMSIEVE_THRESHOLD_<KIND>": "the measured per-kind table is the default",
     "MEMSIEVE_TORCH_THREADS": "one thread per worker process; concurrency adds processes",
     "MEMSIEVE_POLICY_ALLOWED_KINDS": "optional override of the policy default",

@@ -58,10 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _namespaces(args: argparse.Namespace) -> tuple[str, ...]:
-    names = list(args.namespace)
-    if not names:
-        names = [n.strip() for n in os.environ.get("MEMSIEVE_MCP_NAMESPACES", "").split(",")]
+def _namespaces(args: argparse.Namespace, settings: Settings) -> tuple[str, ...]:
+    names = list(args.namespace) or list(settings.mcp_namespaces)
     return tuple(dict.fromkeys(n for n in names if n))
 
 
@@ -98,7 +96,7 @@ def cli_mcp(argv: list[str]) -> int:
 
     try:
         settings = settings_for(args)
-        scope = Scope(_namespaces(args))
+        scope = Scope(_namespaces(args, settings))
         token = None
         token_path = None
         if args.transport == "http":
