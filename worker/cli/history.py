@@ -39,7 +39,7 @@ def cmd_explain(settings: Settings, args: argparse.Namespace) -> int:
     from memsieve.history import explain
 
     try:
-        found = explain.explain(_store(settings), args.id)
+        found = explain.explain(_store(settings), args.id, args.namespace)
     except errors.PermanentError as exc:
         return fail(str(exc), 1)
     if args.json:
@@ -78,6 +78,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "explain", help="in plain words: why a memory exists / what became of an event"
     )
     p.add_argument("id", help="a memory id or an event id")
+    p.add_argument(
+        "--namespace",
+        help="the namespace of the event id (required when namespaces share the id); "
+        "a memory id of another namespace is not found",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_explain)
     p = sub.add_parser(

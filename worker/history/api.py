@@ -65,9 +65,10 @@ class History:
     def live_as_of(self, namespace: str, as_of: datetime) -> list[dict[str, Any]]:
         return live_as_of(self.store, namespace, as_of)
 
-    def explain(self, id_: str) -> Any:
-        """Why a memory exists, or what became of an event: `.text` and structured fields."""
-        return explain.explain(self.store, id_)
+    def explain(self, id_: str, namespace: str | None = None) -> Any:
+        """Why a memory exists, or what became of an event: `.text` and structured fields.
+        Event ids are per namespace: give `namespace` when more than one uses the id."""
+        return explain.explain(self.store, id_, namespace)
 
     def conflicts(self, namespace: str | None = None) -> list[conflicts_mod.Conflict]:
         """Open conflicts (of one namespace, or all), oldest first."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from memsieve import errors
 from memsieve.history import lineage as hist
 from memsieve.history.format import fmt_ts, is_uuid, quote, short
 from memsieve.store.postgres import Store
@@ -208,10 +209,10 @@ def explain_memory(store: Store, memory_id: str) -> Explanation | None:
         return None
     v = lin.version(memory_id)
     with store.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        # Event ids are per namespace: the event that wrote this memory.
+        # Event ids are per namespace: the event of this memory's namespace that wrote it.
         cur.execute(
-            "SELECT * FROM events WHERE event_id = %s ORDER BY (memory_id = %s) DESC LIMIT 1",
-            (v.event_id, memory_id),
+            "SELECT * FROM events WHERE ns_key = coalesce(%s, '') AND event_id = %s",
+            (v.namespace, v.event_id),
         )
         ev = cur.fetchone()
         cur.execute(
@@ -282,10 +283,40 @@ def explain_memory(store: Store, memory_id: str) -> Explanation | None:
     return Explanation(memory_id, "memory", outcome, v.live, " ".join(parts), facts)
 
 
-def explain_event(store: Store, event_id: str) -> Explanation | None:
+class AmbiguousEvent(errors.PermanentError):
+    """An event id that more than one namespace uses, asked for without a namespace."""
+
+    def __init__(self, event_id: str, count: int) -> None:
+        self.event_id, self.count = event_id, count
+        super().__init__(
+            f"event id {event_id} is used in {count} namespaces: say which one "
+            f"(--namespace NS); nothing is shown until then"
+        )
+
+
+def event_namespaces(store: Store, event_id: str) -> list[str]:
+    """The namespace keys ('' for rows refused before a namespace was read) using an id."""
+    rows = store.query(
+        "SELECT DISTINCT ns_key FROM events WHERE event_id = %s ORDER BY ns_key", (event_id,)
+    )
+    return [r["ns_key"] for r in rows]
+
+
+def explain_event(store: Store, event_id: str, namespace: str | None = None) -> Explanation | None:
+    """What became of event `event_id` of `namespace` ('' : rows with no namespace).
+
+    Without a namespace: the id's only event, AmbiguousEvent when namespaces share it.
+    """
+    if namespace is None:
+        keys = event_namespaces(store, event_id)
+        if len(keys) > 1:
+            raise AmbiguousEvent(event_id, len(keys))
+        if not keys:
+            return None
+        namespace = keys[0]
     with store.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
         cur.execute(
-            "SELECT * FROM events WHERE event_id = %s ORDER BY received_at LIMIT 1", (event_id,)
+            "SELECT * FROM events WHERE ns_key = %s AND event_id = %s", (namespace, event_id)
         )
         ev = cur.fetchone()
         if ev is None:
@@ -342,12 +373,19 @@ def explain_event(store: Store, event_id: str) -> Explanation | None:
     return Explanation(event_id, "event", outcome or "unknown", live, text, {"event": ev})
 
 
-def explain(store: Store, id_: str) -> Explanation:
-    """Explain a memory id, else an event id; PermanentError when neither exists."""
-    from memsieve import errors
-
+def explain(store: Store, id_: str, namespace: str | None = None) -> Explanation:
+    """Explain a memory id, else an event id, within `namespace` when given (a memory of
+    another namespace is not found). PermanentError when neither exists; AmbiguousEvent
+    (a PermanentError too) for an event id namespaces share, asked without a namespace."""
     found = explain_memory(store, id_) if is_uuid(id_) else None
-    found = found or explain_event(store, id_)
+    if (
+        found is not None
+        and namespace is not None
+        and found.facts["memory"]["namespace"] != (namespace or None)
+    ):
+        found = None
+    found = found or explain_event(store, id_, namespace)
     if found is None:
-        raise errors.PermanentError(f"no memory or event with id {id_}")
+        where = f" in namespace {namespace!r}" if namespace is not None else ""
+        raise errors.PermanentError(f"no memory or event with id {id_}{where}")
     return found

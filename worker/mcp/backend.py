@@ -365,21 +365,45 @@ class Backend:
             {"memory_id": memory_id, "text": lin.text, "lineage": _jsonable(lin.to_dict())}
         )
 
-    def explain(self, *, id: str) -> dict[str, Any]:
+    def explain(self, *, id: str, namespace: str | None = None) -> dict[str, Any]:
         missing = ToolRefusal(f"no memory or event with id {_safe_id(id)} in this server's scope")
         if not id.strip():
             raise missing
+        if namespace:
+            self.scope.pick(namespace)  # refuses a namespace outside the scope
         self.ready()
+        rows = []
         if is_uuid(id):
             rows = self._store.query("SELECT namespace FROM memories WHERE id = %s", (id,))
+        if rows:
+            # A memory id is global: explained only if it (and its chain) is in scope.
+            if not self.scope.allows(rows[0]["namespace"]) or (
+                namespace and rows[0]["namespace"] != namespace
+            ):
+                raise missing
+            where: str | None = rows[0]["namespace"]
         else:
-            rows = []
-        if not rows:
-            rows = self._store.query("SELECT namespace FROM events WHERE event_id = %s", (id,))
-        if not rows or not all(self.scope.allows(r["namespace"]) for r in rows):
-            raise missing
+            # Event ids are per namespace: only the events of this scope are looked at,
+            # another tenant's event of the same id is neither shown nor mentioned.
+            wanted = [namespace] if namespace else list(self.scope.namespaces)
+            keys = [
+                r["ns_key"]
+                for r in self._store.query(
+                    "SELECT DISTINCT ns_key FROM events WHERE event_id = %s"
+                    " AND ns_key = ANY(%s) ORDER BY ns_key",
+                    (id, wanted),
+                )
+            ]
+            if not keys:
+                raise missing
+            if len(keys) > 1:
+                raise ToolRefusal(
+                    f"event id {_safe_id(id)} is used in more than one namespace of this "
+                    "server's scope (" + ", ".join(keys) + "): give namespace"
+                )
+            where = keys[0]
         try:
-            found = explain_mod.explain(self._store, id)
+            found = explain_mod.explain(self._store, id, where)
         except errors.PermanentError:
             raise missing from None
         d = found.to_dict()

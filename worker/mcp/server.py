@@ -159,8 +159,12 @@ def build_server(backend: Backend) -> MemsieveMCP:
     )
     async def explain(
         id: Annotated[str, Field(description="a memory_id or an event_id")],
+        namespace: Annotated[
+            str | None,
+            Field(description="the event's namespace, when this server serves several"),
+        ] = None,
     ) -> dict[str, Any]:
-        return await _run(backend.explain, id=id)
+        return await _run(backend.explain, id=id, namespace=namespace)
 
     return server
 
