@@ -110,3 +110,48 @@ def test_mcp_explain_sees_only_its_scope(settings: Settings, pipeline: Any) -> N
         assert out["facts"]["event"]["memory_id"] == theirs["memory_id"]
     finally:
         both.close()
+
+
+def test_backfill_summary_counts_its_own_namespaces_rows(
+    tmp_path: Any, pipeline: Any, store: Any
+) -> None:
+    from memsieve.ops import backfill as bf
+
+    # Another tenant already used the ids this backfill gives; namespace fields used r-2
+    # for another payload, so this backfill's r-2 is a reuse, recorded as its own row.
+    for n in (1, 2, 3):
+        pipeline.write_now(_event("tenant-b", f"Tenant b lesson {n}: keep it.", f"r-{n}"))
+    pipeline.write_now(_event("fields", "The first lesson ever filed under r-2.", "r-2"))
+    lines = [_event("fields", f"Backfilled lesson {n}: pin release {n}.", f"r-{n}") for n in (1, 2)]
+    lines.append(_event("fields", "Backfilled lesson 3: pin release 3.", "r-3"))
+    f = tmp_path / "old.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    items = bf.read_source(f, None)
+    assert [(i.namespace, i.event_id) for i in items] == [("fields", f"r-{n}") for n in (1, 2, 3)]
+    # Nothing of this backfill is in the ledger yet: tenant b's rows and the earlier r-2
+    # are not its events.
+    s = bf.summarize(store, items)
+    assert (s.events, s.unseen, sum(s.written.values()), sum(s.rejected.values())) == (3, 3, 0, 0)
+    accepted = pipeline.accept([i.payload for i in items])
+    assert [(a.status, a.reason) for a in accepted] == [
+        ("pending", None),
+        ("rejected", "event_id_reused"),
+        ("pending", None),
+    ]
+    s = bf.summarize(store, items)
+    assert (s.unseen, s.pending, dict(s.rejected)) == (0, 2, {"event_id_reused": 1})
+    pipeline.flush("fields")
+    s = bf.summarize(store, items)
+    assert (s.unseen, s.pending, s.written["inserted"], dict(s.rejected)) == (
+        0,
+        0,
+        2,
+        {"event_id_reused": 1},
+    )
+    assert [
+        (it.event_id, r["event_id"], r["status"]) for it, r in bf.ledger_rows(store, items)
+    ] == [
+        ("r-1", "r-1", "written"),
+        ("r-2", accepted[1].event_id, "rejected"),
+        ("r-3", "r-3", "written"),
+    ]

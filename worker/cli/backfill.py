@@ -167,10 +167,10 @@ def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Na
     app = configure(settings)
     # What the ledger already knows (an earlier run, or the same events sent by others).
     s = bf.Summary(items=len(items), events=len(ids))
-    finished: set[str] = set()
-    for r in bf.ledger_rows(store, ids, terminal_only=True):
+    finished: set[tuple[str, str, str | None]] = set()
+    for it, r in bf.ledger_rows(store, todo, terminal_only=True):
         s.add(r["status"], r["decision"], r["reason"])
-        finished.add(r["event_id"])
+        finished.add(it.key)
     resumed, sent = ck.sent, ck.sent
     if resumed:
         print(
@@ -181,9 +181,9 @@ def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Na
     last_change, hinted, interrupted = time.monotonic(), False, False
     try:
         while True:
-            outstanding = [i for i in ids[:sent] if i not in finished]
+            outstanding = [i for i in todo[:sent] if i.key not in finished]
             while sent < len(ids) and len(outstanding) < args.window:
-                chunk = [i for i in todo[sent : sent + args.chunk] if i.event_id not in finished]
+                chunk = [i for i in todo[sent : sent + args.chunk] if i.key not in finished]
                 if chunk:
                     payloads = [i.payload for i in chunk]
                     app.send_task(
@@ -192,14 +192,14 @@ def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Na
                         queue=constants.QUEUE,
                         argsrepr=_argsrepr(chunk),
                     )
-                    outstanding.extend(i.event_id for i in chunk)
+                    outstanding.extend(chunk)
                 sent = min(sent + args.chunk, len(ids))
                 ck.advance(ids, sent)
             if sent == len(ids) and (not outstanding or args.no_wait):
                 break
-            for r in bf.ledger_rows(store, outstanding, terminal_only=True):
+            for it, r in bf.ledger_rows(store, outstanding, terminal_only=True):
                 s.add(r["status"], r["decision"], r["reason"])
-                finished.add(r["event_id"])
+                finished.add(it.key)
                 last_change = time.monotonic()
             progress.update(sent, s)
             if not hinted and time.monotonic() - last_change > STALL_HINT_S:

@@ -191,6 +191,64 @@ def event_id_for(raw: Any, key: bytes | None = None) -> str:
     return ev.raw_event_id(data)
 
 
+def reused_event_id(event_id: str, payload_hash: str) -> str:
+    """The ledger id of a payload that reused `event_id` of another payload (its own row)."""
+    return ev.derive_event_id("reused", event_id, payload_hash).replace("h-", "reused-", 1)
+
+
+@dataclass(frozen=True)
+class LedgerRef:
+    """Where the ledger records one raw item: its namespace key ('' for rows refused before a
+    namespace could be read), its event id, and its payload hash when a producer can know it
+    (None for an invalid item or one holding a secret: their hashes are keyed fingerprints).
+    Ids are per namespace; a payload that reuses an id is recorded under `reused_id`."""
+
+    namespace: str
+    event_id: str
+    payload_hash: str | None
+
+    @property
+    def reused_id(self) -> str | None:
+        if self.payload_hash is None:
+            return None
+        return reused_event_id(self.event_id, self.payload_hash)
+
+    def own_row(
+        self, original: dict[str, Any] | None, reused: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """This item's row, given the ledger rows under its id and under its reused id: the
+        reused row if there is one; the original only if it holds this payload (a reuse
+        not yet recorded is not this item's outcome)."""
+        if reused is not None:
+            return reused
+        if original is not None and (
+            self.payload_hash is None
+            or original.get("payload_hash") == self.payload_hash
+            or original.get("reason") == "secret"  # its hash is a keyed fingerprint
+        ):
+            return original
+        return None
+
+
+@dataclass(frozen=True)
+class _Scanned:
+    secret_fields: tuple[str, ...]
+
+
+def ledger_ref(raw: Any, key: bytes | None = None) -> LedgerRef:
+    """The ledger's key for a raw item, as `Pipeline.parse` will record it."""
+    obj, err = _decode(raw)
+    if err is not None:
+        return LedgerRef(_given_namespace(obj) or "", event_id_for(raw, key), None)
+    event = ev.CaptureEvent.model_validate(obj)
+    found = tuple(n.split("[")[0] for n in secrets.scan_fields(policy.event_fields(event)))
+    if found:
+        eid = ledger_id(event, obj, key or _default_key(), _Scanned(found))
+        return LedgerRef("" if "namespace" in found else event.namespace, eid, None)
+    digest = hashlib.sha256(_canonical(event.model_dump(mode="json"))).hexdigest()
+    return LedgerRef(event.namespace, event.resolved_id(), digest)
+
+
 class Pipeline:
     def __init__(
         self,
@@ -293,9 +351,7 @@ class Pipeline:
         hash (so a redelivery of it is a duplicate), refused with both hashes in the
         detail and the reused id in `reused_id`. It keeps no text.
         """
-        eid = ev.derive_event_id("reused", row.event_id, row.payload_hash).replace(
-            "h-", "reused-", 1
-        )
+        eid = reused_event_id(row.event_id, row.payload_hash)
         out = Pipeline._refused(
             eid,
             row.namespace,

@@ -37,6 +37,27 @@ class Item:
     event_id: str
     payload: dict[str, Any] | str
     origin: str
+    # The ledger's namespace key and this payload's hash (see memsieve.flow.pipeline.LedgerRef):
+    # event ids are per namespace, and a payload that reuses an id has a row of its own.
+    namespace: str = ""
+    payload_hash: str | None = None
+
+    @classmethod
+    def of(cls, payload: dict[str, Any] | str, origin: str) -> Item:
+        from memsieve.flow.pipeline import ledger_ref
+
+        ref = ledger_ref(payload)
+        return cls(ref.event_id, payload, origin, ref.namespace, ref.payload_hash)
+
+    @property
+    def key(self) -> tuple[str, str, str | None]:
+        return (self.namespace, self.event_id, self.payload_hash)
+
+    @property
+    def ref(self) -> Any:
+        from memsieve.flow.pipeline import LedgerRef
+
+        return LedgerRef(self.namespace, self.event_id, self.payload_hash)
 
 
 def _bf_id(*parts: str) -> str:
@@ -71,8 +92,6 @@ def read_source(root: Path, namespace: str | None, kind: str = "retro") -> list[
 
 
 def _jsonl_items(path: Path, rel: str, namespace: str | None, kind: str) -> Iterator[Item]:
-    from memsieve.flow.pipeline import event_id_for
-
     with open(path, encoding="utf-8", errors="surrogateescape") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
@@ -82,7 +101,7 @@ def _jsonl_items(path: Path, rel: str, namespace: str | None, kind: str) -> Iter
             except ValueError:
                 # Sent as-is: the capture task records it as malformed_json, by its bytes.
                 raw = line.rstrip("\n")
-                yield Item(event_id_for(raw), raw, f"{rel}:{n}")
+                yield Item.of(raw, f"{rel}:{n}")
                 continue
             if isinstance(obj, dict):
                 if namespace and "namespace" not in obj:
@@ -91,7 +110,7 @@ def _jsonl_items(path: Path, rel: str, namespace: str | None, kind: str) -> Iter
                 if "event_id" not in obj:
                     canon = json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
                     obj["event_id"] = _bf_id(str(obj.get("namespace")), rel, canon)
-            yield Item(event_id_for(obj), obj, f"{rel}:{n}")
+            yield Item.of(obj, f"{rel}:{n}")
 
 
 def _front_matter(text: str) -> tuple[dict[str, Any], str]:
@@ -161,16 +180,17 @@ def _markdown_items(path: Path, rel: str, namespace: str | None, kind: str) -> I
             event["tags"] = [str(t) for t in tags]
         if meta.get("agent") or meta.get("session"):
             event["source"] = {"agent": meta.get("agent"), "session": meta.get("session")}
-        yield Item(event["event_id"], event, f"{rel}#{heading[:60]}")
+        yield Item.of(event, f"{rel}#{heading[:60]}")
 
 
 def unique(items: Sequence[Item]) -> list[Item]:
-    """First item of each event id (identical lines or sections are one event)."""
-    seen: set[str] = set()
+    """First item of each ledger key (identical lines or sections are one event; the same id
+    with another payload is an event of its own, recorded as a reuse)."""
+    seen: set[tuple[str, str, str | None]] = set()
     out = []
     for it in items:
-        if it.event_id not in seen:
-            seen.add(it.event_id)
+        if it.key not in seen:
+            seen.add(it.key)
             out.append(it)
     return out
 
@@ -299,23 +319,38 @@ class Summary:
 
 
 def ledger_rows(
-    store: Any, ids: Sequence[str], terminal_only: bool = False
-) -> list[dict[str, Any]]:
-    """(event_id, status, decision, reason) of these ids, queried in chunks."""
-    sql = "SELECT event_id, status, decision, reason FROM events WHERE event_id = ANY(%s)" + (
-        " AND status <> 'pending'" if terminal_only else ""
+    store: Any, items: Sequence[Item], terminal_only: bool = False
+) -> list[tuple[Item, dict[str, Any]]]:
+    """(item, its row: event_id, status, decision, reason) for the items the ledger holds,
+    looked up under their namespace (never another tenant's event of the same id) and, for
+    a payload that reused an id, under its own reuse row. Queried in chunks."""
+    sql = (
+        "SELECT ns_key, event_id, status, decision, reason, payload_hash FROM events"
+        " WHERE (ns_key, event_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"
     )
-    rows: list[dict[str, Any]] = []
-    for start in range(0, len(ids), _LEDGER_CHUNK):
-        rows.extend(store.query(sql, (list(ids[start : start + _LEDGER_CHUNK]),)))
-    return rows
+    out: list[tuple[Item, dict[str, Any]]] = []
+    for start in range(0, len(items), _LEDGER_CHUNK):
+        chunk = items[start : start + _LEDGER_CHUNK]
+        keys = [(it.namespace, it.event_id) for it in chunk]
+        keys += [(it.namespace, it.ref.reused_id) for it in chunk if it.payload_hash]
+        rows = store.query(sql, ([k[0] for k in keys], [k[1] for k in keys]))
+        by = {(r["ns_key"], r["event_id"]): r for r in rows}
+        for it in chunk:
+            ref = it.ref
+            row = ref.own_row(
+                by.get((it.namespace, it.event_id)),
+                by.get((it.namespace, ref.reused_id)) if ref.reused_id else None,
+            )
+            if row is not None and not (terminal_only and row["status"] == "pending"):
+                out.append((it, row))
+    return out
 
 
 def summarize(store: Any, items: Sequence[Item]) -> Summary:
-    ids = [it.event_id for it in unique(items)]
-    s = Summary(items=len(items), events=len(ids))
-    rows = ledger_rows(store, ids)
-    for r in rows:
+    todo = unique(items)
+    s = Summary(items=len(items), events=len(todo))
+    rows = ledger_rows(store, todo)
+    for _, r in rows:
         s.add(r["status"], r["decision"], r["reason"])
-    s.unseen = len(ids) - len(rows)
+    s.unseen = len(todo) - len(rows)
     return s

@@ -45,14 +45,14 @@ def dry_run(
     done = Summary()
     base = Store(settings.database_url or "", max_size=1)
     try:
-        rows = ledger_rows(base, [i.event_id for i in todo])
+        rows = ledger_rows(base, todo)
     finally:
         base.close()
-    for r in rows:
+    for _, r in rows:
         done.add(r["status"], r["decision"], r["reason"])
     done.events = len(rows)
-    known = {r["event_id"] for r in rows}
-    fresh = [i for i in todo if i.event_id not in known]
+    known = {it.key for it, _ in rows}
+    fresh = [i for i in todo if i.key not in known]
     would = Summary(items=len(items), events=len(fresh))
     if not fresh:
         return done, would
