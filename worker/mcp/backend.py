@@ -30,6 +30,7 @@ from memsieve.app import configure
 from memsieve.capture import secrets
 from memsieve.cli.common import dumps, resolve
 from memsieve.cli.service import _child_env
+from memsieve.flow.pipeline import LedgerRef, ledger_ref
 from memsieve.history import explain as explain_mod
 from memsieve.history import lineage
 from memsieve.history.format import is_uuid, parse_time
@@ -215,9 +216,12 @@ class Backend:
             "kind": kind,
             "heading": heading,
             "content": content,
-            "occurred_at": datetime.now(UTC).isoformat(),
             "source": {"agent": self.agent},
         }
+        if not event_id:
+            # With an event_id (an idempotency key) no call time is stamped: the same call
+            # sent again is the same payload, a redelivery, not a reuse of the id.
+            event["occurred_at"] = datetime.now(UTC).isoformat()
         if tags:
             event["tags"] = list(tags)
         if supersedes:
@@ -233,25 +237,39 @@ class Backend:
         with self._lock:
             if self._client is None:
                 self._client = client.CaptureClient(settings.broker_url or "", timeout=5.0)
+        # Where the ledger will record this payload: its id in its namespace, or, if the
+        # namespace used the id for another payload, its own `event_id_reused` row.
+        ref = ledger_ref(checked.model_dump(mode="json", exclude_none=True))
         try:
             eid = self._client.capture(checked)
         except client.Unavailable as exc:
             raise ToolRefusal(f"the queue did not take the event: {exc}") from None
         out: dict[str, Any] = {"event_id": eid, "namespace": ns, "status": "queued"}
         if wait_seconds > 0:
-            out.update(self._outcome(eid, ns, time.monotonic() + wait_seconds))
+            ref = LedgerRef(ns, eid, ref.payload_hash)
+            out.update(self._outcome(ref, time.monotonic() + wait_seconds))
         return self._with_notice(out)
 
-    def _outcome(self, event_id: str, namespace: str, deadline: float) -> dict[str, Any]:
+    def _outcome(self, ref: LedgerRef, deadline: float) -> dict[str, Any]:
+        """The outcome of this call's own ledger row, never another event's: ids are per
+        namespace, and a payload that reused an id is answered with its own row."""
+        keys = [ref.event_id] + ([ref.reused_id] if ref.reused_id else [])
         while True:
-            rows = self._store.query(  # ids are per namespace: never another tenant's
-                "SELECT status, decision, reason, detail, memory_id::text AS memory_id,"
-                " supersedes::text AS supersedes FROM events WHERE ns_key = %s AND event_id = %s",
-                (namespace, event_id),
+            rows = self._store.query(
+                "SELECT event_id, status, decision, reason, detail, reused_id,"
+                " memory_id::text AS memory_id, supersedes::text AS supersedes, payload_hash"
+                " FROM events WHERE ns_key = %s AND event_id = ANY(%s)",
+                (ref.namespace, keys),
             )
-            row = rows[0] if rows else None
+            by = {r["event_id"]: r for r in rows}
+            row = ref.own_row(
+                by.get(ref.event_id), by.get(ref.reused_id) if ref.reused_id else None
+            )
             if row is not None and row["status"] != "pending":
                 out = {"status": row["status"]}
+                if row["event_id"] != ref.event_id:
+                    # Its own row: the id this payload is recorded under, and the id it reused.
+                    out.update(event_id=row["event_id"], reused_id=row["reused_id"])
                 if row["status"] == "written":
                     out.update(decision=row["decision"], memory_id=row["memory_id"])
                     if row["supersedes"]:
