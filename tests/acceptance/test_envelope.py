@@ -51,7 +51,7 @@ class Case:
     headers: dict[str, Any]
     content_type: str = "application/json"
     content_encoding: str = "utf-8"
-    events: list[Any] | None = None  # expected: these items recorded, no message row
+    events: list[Any] | None = None  # expected: these items recorded
     reason: set[str] | None = None  # expected: the message recorded with one of these
 
 
@@ -106,10 +106,13 @@ def cases(draw: Any) -> Case:
         else:
             headers = {**draw(garbage_headers), "task": CAPTURE}
             case = Case(dumps([args, kwargs, draw(embeds)]).encode(), headers)
-        if kind == "kwargs" or not items:
+        if not items:
             case.reason = {"invalid_task_message"}
         else:
             case.events = items
+            if kind == "kwargs":
+                # The events are recorded on their own; the keywords, as the message's row.
+                case.reason = {"unexpected_keyword_argument"}
         return case
     if kind == "shape":
         body = draw(
@@ -251,8 +254,7 @@ def test_any_message_ends_in_one_recorded_state_and_the_worker_stays_up(
                     eid = event_id_for(i, key)
                     expect_events.add(eid)
                     described[eid] = f"event {i!r:.200} of {case.headers!r:.200}"
-            else:
-                assert case.reason is not None
+            if case.reason is not None:
                 eid = raw_event_id(case.body)
                 expect_messages.setdefault(eid, set()).update(case.reason)
                 described[eid] = f"message {case.body!r:.200} {case.headers!r:.200} {case.reason}"
@@ -269,6 +271,17 @@ def test_any_message_ends_in_one_recorded_state_and_the_worker_stays_up(
         big = dumps([[{**EVENT, "content": "x" * 19_000}] * 12, {}, {}]).encode()
         assert len(big) > MAX_BYTES
         publish(Case(big, {"task": CAPTURE, "id": "big"}, reason={"message_too_large"}))
+        # Unknown keywords: the events are written, the keywords recorded as the message's
+        # row, and what they held is not read as an event.
+        kw = [{**EVENT, "heading": f"Kw {n}", "content": f"Keyword case lesson {n}."} for n in (1, 2, 3)]  # fmt: skip
+        publish(
+            Case(
+                dumps([[kw[0]], {"payload": kw[1], "events": [kw[2]]}, {}]).encode(),
+                {"task": CAPTURE, "id": "kw"},
+                events=kw[:2],
+                reason={"unexpected_keyword_argument"},
+            )
+        )
         # A well-formed message after all of that is written.
         publish(
             Case(dumps([[EVENT], {}, {}]).encode(), {"task": CAPTURE, "id": "ok"}, events=[EVENT])
@@ -325,6 +338,8 @@ def test_any_message_ends_in_one_recorded_state_and_the_worker_stays_up(
     assert all(r["reason"] for r in rows if r["status"] in ("rejected", "dead"))
     ok = event_id_for(EVENT, key)
     assert by_id[ok]["status"] == "written"
+    assert [by_id[event_id_for(e, key)]["status"] for e in kw[:2]] == ["written", "written"]
+    assert event_id_for(kw[2], key) not in by_id
     assert proc.poll() is None, "the worker died"
     logs = workers.logs()
     assert "Unrecoverable error" not in logs

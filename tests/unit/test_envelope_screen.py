@@ -58,13 +58,36 @@ def test_a_body_that_is_no_task_triple_is_refused(body: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "kwargs"), [([E1], {"events": [E1]}), ([], {}), ([[]], {}), ([[], []], {})]
+    ("args", "kwargs"),
+    [([], {"events": [E1]}), ([], {}), ([[]], {}), ([[], []], {}), ([], {"payload": []})],
 )
-def test_unknown_keywords_and_empty_messages_are_refused(
-    args: list[Any], kwargs: dict[str, Any]
-) -> None:
-    with pytest.raises(envelope.Refused, match="keyword|no event"):
+def test_messages_without_events_are_refused(args: list[Any], kwargs: dict[str, Any]) -> None:
+    with pytest.raises(envelope.Refused, match="no event") as info:
         envelope.screen(CAPTURE, 2, {}, [args, kwargs, None], b"r")
+    assert info.value.reason == "invalid_task_message"
+    assert ("keyword" in info.value.detail) == ("events" in kwargs)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "items", "unread"),
+    [
+        ([E1], {"events": [E2]}, [E1], 1),
+        ([[E1, E2]], {"x-name": 1, "sk-secret-name": "sk-value"}, [E1, E2], 2),
+        ([], {"payload": E2, "namespace": "other"}, [E2], 1),
+    ],
+)
+def test_unknown_keywords_are_not_read_and_the_events_run(
+    args: list[Any], kwargs: dict[str, Any], items: list[Any], unread: int
+) -> None:
+    clean = envelope.screen(CAPTURE, 2, {}, [args, kwargs, None], b"r")
+    assert clean.body[0] == [items] and clean.body[1] == {}
+    assert clean.refusal is not None
+    reason, detail = clean.refusal
+    assert reason == "unexpected_keyword_argument"
+    assert f"{unread} other(s) not read" in detail and f"{len(items)} event(s)" in detail
+    assert not any(k in detail for k in kwargs if k != "payload")  # no name repeated
+    known = {k: v for k, v in kwargs.items() if k == "payload"}
+    assert envelope.screen(CAPTURE, 2, {}, [args, known, None], b"r").refusal is None
 
 
 def test_protocol_1_and_odd_ids() -> None:

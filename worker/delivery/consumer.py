@@ -90,6 +90,22 @@ class MemsieveConsumer(Consumer):  # type: ignore[misc]
         except Exception as exc:  # noqa: BLE001 - unacked, it comes back after the timeout
             log.warning("could not requeue a refused message: %s", type(exc).__name__)
 
+    def _record_part(self, message: Any, raw: bytes, reason: str, detail: str) -> bool:
+        """Record the refused part of a message that also carries events (its own row,
+        under the message's raw id); if the ledger is unreachable, put the message back
+        (False): a redelivery records it then, and its events are idempotent."""
+        from memsieve.delivery.broker import record_garbage
+
+        if record_garbage(raw, reason, detail):
+            return True
+        time.sleep(1.0)
+        try:
+            if not message.acknowledged:
+                message.reject(requeue=True)
+        except Exception as exc:  # noqa: BLE001 - unacked, it comes back after the timeout
+            log.warning("could not requeue a message: %s", type(exc).__name__)
+        return False
+
     def _screen(self, message: Any) -> bool:
         """Rewrite a memsieve task message in place; False if it was refused (and acked)."""
         raw = _raw_body(message)
@@ -139,6 +155,8 @@ class MemsieveConsumer(Consumer):  # type: ignore[misc]
             return False
         except (ValueError, TypeError, RecursionError) as exc:
             self._refuse(message, "invalid_task_message", f"cannot re-encode: {type(exc).__name__}")
+            return False
+        if clean.refusal is not None and not self._record_part(message, raw, *clean.refusal):
             return False
         message.headers = clean.headers
         message.body = encoded.encode("utf-8")

@@ -49,6 +49,9 @@ class Refused(Exception):
 class Clean:
     headers: dict[str, Any]
     body: list[Any]  # [args, kwargs, embed]
+    # A part of the message that is not run, recorded as the message's own rejected row
+    # (reason, detail) beside the events it carries (e.g. unknown keyword arguments).
+    refusal: tuple[str, str] | None = None
 
 
 def _task_id(value: Any, raw: bytes) -> str:
@@ -106,20 +109,27 @@ def _split(protocol: int, body: Any, headers: dict[str, Any]) -> tuple[list[Any]
     return list(args), kwargs
 
 
-def capture_items(args: list[Any], kwargs: dict[str, Any]) -> list[Any]:
+def capture_items(args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], int]:
+    """The events a capture message carries (its positional arguments and `payload=`), and
+    how many other keyword arguments it has: those are not read as events (the task is
+    `capture(payload)`; guessing which keyword holds events could record an event its
+    producer never meant, e.g. a `tags=` meant for all of them)."""
     extra = [k for k in kwargs if k != "payload"]
-    if extra:
-        raise Refused(
-            "invalid_task_message",
-            f"capture takes no keyword argument but `payload` ({len(extra)} other(s) given)",
-        )
     parts = [*args, *([kwargs["payload"]] if "payload" in kwargs else [])]
     items: list[Any] = []
     for part in parts:
         items.extend(part if isinstance(part, (list, tuple)) else [part])
     if not items:
-        raise Refused("invalid_task_message", "the capture message carries no event")
-    return items
+        raise Refused(
+            "invalid_task_message",
+            "the capture message carries no event"
+            + (
+                f" (capture takes no keyword argument but `payload`; {len(extra)} other(s) given)"
+                if extra
+                else ""
+            ),
+        )
+    return items, len(extra)
 
 
 def screen(task: str, protocol: int, headers: dict[str, Any], body: Any, raw: bytes) -> Clean:
@@ -141,9 +151,17 @@ def screen(task: str, protocol: int, headers: dict[str, Any], body: Any, raw: by
         "kwargsrepr": "{}",
     }
     if task == constants.TASK_CAPTURE:
-        items = capture_items(args, kwargs)
+        items, extra = capture_items(args, kwargs)
         clean["argsrepr"] = f"[{len(items)} event(s)]"
-        return Clean(clean, [[items], {}, dict(CLEAN_EMBED)])
+        refusal = None
+        if extra:
+            # Names and values are not repeated: either may hold a secret.
+            refusal = (
+                "unexpected_keyword_argument",
+                f"capture takes no keyword argument but `payload`: {extra} other(s) not read; "
+                f"the message's {len(items)} event(s) are recorded on their own",
+            )
+        return Clean(clean, [[items], {}, dict(CLEAN_EMBED)], refusal)
     if task == constants.TASK_FLUSH:
         if kwargs or len(args) != 1 or not isinstance(args[0], str) or len(args[0]) > 200:
             raise Refused("invalid_task_message", "flush takes one argument, a namespace")

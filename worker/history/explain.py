@@ -35,6 +35,8 @@ REASONS = {
     "not_an_event": "it is not a JSON object",
     "invalid_task_message": "its message is not a well-formed memsieve task",
     "not_a_task_message": "its broker item is not a task message",
+    "unexpected_keyword_argument": "its message had keyword arguments capture does not take "
+    "(the message's events were recorded on their own)",
     "undecodable_message": "its message could not be decoded",
     "unknown_task": "its message names no memsieve task",
     "message_too_large": "its message is larger than MEMSIEVE_MAX_MESSAGE_BYTES",
