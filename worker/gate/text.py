@@ -15,10 +15,13 @@ from functools import lru_cache
 _TOKEN = re.compile(r"https?://\S+|\S+")
 _TRIM = "()[]{}<>,;:!?\"'`*“”‘’«»"
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
-_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
+# A number: not glued to a preceding letter, except a version's "v" (v1.2 == 1.2).
+_NUMBER = re.compile(r"(?:(?<=\bv)|(?<![A-Za-z]))\d+(?:[.,]\d+)*")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]{2,}")
 _HEXISH = re.compile(r"^[0-9a-f]{7,40}$")
 _SENTENCE_END = re.compile(r"[.!?:]$")
+# A possessive on a token ("foo.lock's" == "foo.lock"; "PR's" == "PR").
+_POSSESSIVE = re.compile(r"['’]s$")
 
 NUMBER_WORDS = {
     "two": "2",
@@ -48,7 +51,53 @@ _MONTHS = (
 _MONTH_ABBR = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 # "may" is a modal verb: only a capitalised, non-initial "May" counts as the month.
-DATE_WORDS = set(_MONTHS) | set(_WEEKDAYS) | {"weekend", "weekday", "midnight", "noon"}
+DATE_WORDS = set(_MONTHS) | set(_WEEKDAYS) | {"weekend", "weekday"}
+
+# Clock times, normalised to 24-hour HH:MM ("5 pm" == "17:00", "midnight" == "00:00"): a time
+# is a date-like value for the dates guard, not two numbers and an identifier.
+_TIME = re.compile(
+    r"\b(?:(\d{1,2}):(\d{2})(?::\d{2})?(?:\s*([ap])\.?m\b\.?)?|(\d{1,2})\s*([ap])\.?m\b\.?"
+    r"|(midnight|noon|midday))",
+    re.IGNORECASE,
+)
+# Quantities with a unit, normalised to a base unit ("30 minutes" == "half an hour" ==
+# "1800s", "10MB" == "10 MB"): the numbers guard compares the values, not the digits.
+_UNITS: dict[str, tuple[str, float]] = {}
+for _names, _kind, _factor in (
+    ("ms msec msecs millisecond milliseconds", "duration", 0.001),
+    ("s sec secs second seconds", "duration", 1.0),
+    ("min mins minute minutes", "duration", 60.0),
+    ("h hr hrs hour hours", "duration", 3600.0),
+    ("d day days", "duration", 86400.0),
+    ("week weeks wk wks", "duration", 604800.0),
+    ("b byte bytes", "size", 1.0),
+    ("kb kib kilobyte kilobytes", "size", 1e3),
+    ("mb mib megabyte megabytes", "size", 1e6),
+    ("gb gib gigabyte gigabytes", "size", 1e9),
+    ("tb tib terabyte terabytes", "size", 1e12),
+    ("k", "count", 1e3),
+):
+    for _n in _names.split():
+        _UNITS[_n] = (_kind, _factor)
+_AMOUNT_WORDS = {
+    "a": 1.0, "an": 1.0, "one": 1.0, "half a": 0.5, "half an": 0.5, "a half": 0.5,
+    "every": 1.0, "per": 1.0, "each": 1.0,
+}  # fmt: skip
+_QUANTITY = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?|half an?|an?|one|every|per|each"
+    r"|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|forty"
+    r"|fifty|sixty|ninety|hundred)\s*-?\s*("
+    + "|".join(sorted(_UNITS, key=len, reverse=True))
+    + r")\b(?![.:]\w)",
+    re.IGNORECASE,
+)
+_GLUED_QUANTITY = re.compile(
+    r"^\d+(?:\.\d+)?(?:" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")$",
+    re.IGNORECASE,
+)
+_MORE_NUMBER_WORDS = {"fifteen": "15", "sixty": "60", "ninety": "90"}
+# Phrases that negate what follows as "not" does ("use X, not Y" == "use X rather than Y").
+_CONTRASTIVE = re.compile(r"\b(?:rather than|instead of|in place of|as opposed to)\b", re.I)
 
 NEGATORS = {
     "not",
@@ -213,6 +262,9 @@ class Analysis:
     anchors: tuple[str, ...] = ()
     # Content words and role words ("from", "to", "before") in order.
     words: tuple[str, ...] = ()
+    # Quantities stated without a digit ("an hour", "every minute"): they match a number of
+    # the other text but are not numbers the other must have.
+    soft_numbers: frozenset[str] = frozenset()
 
 
 def norm_word(word: str) -> str:
@@ -223,6 +275,8 @@ def norm_word(word: str) -> str:
 def _is_identifier(tok: str) -> bool:
     """Code-like: digits with letters, paths, dotted names, #refs, snake/kebab/camel, ALLCAPS."""
     if len(tok) < 2:
+        return False
+    if _GLUED_QUANTITY.match(tok) or _TIME.fullmatch(tok):
         return False
     if any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok):
         return True
@@ -300,6 +354,8 @@ class _Token:
 
 def _word(part: str) -> _Part | None:
     w = norm_word(part)
+    if len(part) >= 3 and part[-1] == "s" and part[:-1].isupper():
+        w = w[:-1]  # the plural of an acronym: "PRs" == "PR", "APIs" == "API"
     if not w:
         return None
     singular = w[:-1] if w.endswith("s") and w[:-1] in DATE_WORDS else w
@@ -327,7 +383,7 @@ def _word(part: str) -> _Part | None:
 @lru_cache(maxsize=65536)
 def _token(raw: str) -> tuple[_Token | None, bool]:
     """(the token's analysis or None if nothing is left after trimming, ends a sentence)."""
-    tok = raw.strip(_TRIM)
+    tok = _POSSESSIVE.sub("", raw.strip(_TRIM)).strip(_TRIM)
     ends_sentence = bool(_SENTENCE_END.search(raw.rstrip(")\"'”’")))
     if tok.endswith(".") and not _is_identifier(tok.rstrip(".")):
         tok = tok.rstrip(".")
@@ -375,8 +431,12 @@ def analyse(text: str) -> Analysis:
     words: list[str] = []
     content: list[str] = []
     anchors: list[str] = []
-    negated = False
+    negated = bool(_CONTRASTIVE.search(text))
     sentence_start = True
+    times, text = _times(text)
+    dates |= times
+    vocab |= times
+    quantities, soft_quantities, consumed = _quantities(text)
 
     for raw in _TOKEN.findall(text):
         t, ends_sentence = _token(raw)
@@ -428,7 +488,9 @@ def analyse(text: str) -> Analysis:
         if words[i].endswith("s") and len(words[i]) > 3:
             vocab.add(words[i][:-1])
     vocab |= {stem(w) for w in vocab}
-    vocab |= numbers
+    # A number read as part of a quantity is compared as the quantity's value.
+    numbers = (numbers - consumed) | quantities
+    vocab |= numbers | soft_quantities
     return Analysis(
         numbers=frozenset(numbers),
         identifiers=frozenset(identifiers),
@@ -438,10 +500,79 @@ def analyse(text: str) -> Analysis:
         contrasts=frozenset(contrasts),
         negated=negated,
         vocabulary=frozenset(vocab),
+        soft_numbers=frozenset(soft_quantities),
         content_words=tuple(content),
         anchors=tuple(anchors),
         words=tuple(words),
     )
+
+
+def _times(text: str) -> tuple[set[str], str]:
+    """Clock times in `text` as "time:HH:MM", and the text without them."""
+    found: set[str] = set()
+
+    def repl(m: re.Match[str]) -> str:
+        if m.group(6):
+            hour, minute = (0, 0) if m.group(6).lower() == "midnight" else (12, 0)
+        else:
+            hour = int(m.group(1) or m.group(4))
+            minute = int(m.group(2) or 0)
+            ampm = (m.group(3) or m.group(5) or "").lower()
+            if hour > 24 or minute > 59 or (ampm and not 1 <= hour <= 12):
+                return m.group(0)
+            if ampm == "p" and hour != 12:
+                hour += 12
+            elif ampm == "a" and hour == 12:
+                hour = 0
+        found.add(f"time:{hour % 24:02d}:{minute:02d}")
+        return " "
+
+    return found, _TIME.sub(repl, text)
+
+
+def _quantity(kind: str, value: float) -> str:
+    # "1k" is the number 1000; a duration or a size keeps its kind ("duration:1800").
+    return f"{value:.12g}" if kind == "count" else f"{kind}:{value:.12g}"
+
+
+UNIT_CONTRASTS = frozenset(
+    {"seconds minutes hours days weeks months", "ms milliseconds s sec secs", "kb mb gb tb"}
+)
+
+
+def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
+    """(quantities with a digit or a number word, quantities with an article, the numbers
+    they consumed), each value normalised to its base unit: "duration:1800"."""
+    hard: set[str] = set()
+    soft: set[str] = set()
+    consumed: set[str] = set()
+    for m in _QUANTITY.finditer(text):
+        amount, unit = m.group(1).lower(), m.group(2).lower()
+        kind, factor = _UNITS[unit]
+        if amount[0].isdigit():
+            value = float(amount) * factor
+            consumed.add(_norm_number(amount))
+            target = hard
+        elif amount in NUMBER_WORDS or amount in _MORE_NUMBER_WORDS:
+            num = NUMBER_WORDS.get(amount) or _MORE_NUMBER_WORDS[amount]
+            value = float(num) * factor
+            consumed.add(num)
+            target = hard
+        else:
+            if unit in ("s", "h", "d", "m", "b", "k", "min"):
+                continue  # "a s", "per h": not a quantity in prose
+            value = _AMOUNT_WORDS.get(" ".join(amount.split()), 1.0) * factor
+            target = soft
+        target.add(_quantity(kind, value))
+    for tok in _TOKEN.findall(text):
+        tok = tok.strip(_TRIM).rstrip(".")
+        if _GLUED_QUANTITY.match(tok):
+            m2 = re.match(r"(\d+(?:\.\d+)?)(.*)", tok)
+            if m2:
+                kind, factor = _UNITS[m2.group(2).lower()]
+                hard.add(_quantity(kind, float(m2.group(1)) * factor))
+                consumed.add(_norm_number(m2.group(1)))
+    return hard, soft, consumed
 
 
 def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:

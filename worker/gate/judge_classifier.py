@@ -1,0 +1,196 @@
+"""The trained pair classifier: same fact / update / different fact, from computed features.
+
+For every close pair: the hard guards (numbers, identifiers, dates) veto first; otherwise the
+token alignment and the soft guards' signals become features (`memsieve.gate.judge_features`)
+and two logistic models, trained by scripts/train_judge.py on the training splits only, give
+P(same) and P(update | not same). A supersede needs P(same) at or above the trained cut:
+positive evidence of one fact, not the mere absence of a veto.
+
+The weights live in worker/gate/data/judge_classifier.json (a few hundred bytes).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+from memsieve.gate import guards as gguards
+from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
+from memsieve.gate.judge_align import TokenEncoder, align
+from memsieve.gate.judge_features import FEATURE_NAMES, PairFeatures, pair_features
+
+# Without a trained update model: a pair that is not the same fact is an update when its
+# differences are one value swapped in an otherwise aligned sentence.
+UPDATE_MAX_UNALIGNED = 2
+
+
+@dataclass(frozen=True)
+class Weights:
+    same: np.ndarray
+    same_cut: float
+    update: np.ndarray | None
+
+
+@lru_cache(maxsize=1)
+def load_weights() -> Weights:
+    """The shipped weights (checked against the feature list they were trained on)."""
+    raw = (
+        resources.files("memsieve.gate")
+        .joinpath("data/judge_classifier.json")
+        .read_text(encoding="utf-8")
+    )
+    return weights_from_json(raw)
+
+
+def weights_from_json(raw: str) -> Weights:
+    obj = json.loads(raw)
+    if list(obj["features"]) != list(FEATURE_NAMES):
+        raise ValueError("judge weights were trained on other features; rerun train_judge.py")
+    upd = obj.get("update")
+    return Weights(
+        np.asarray(obj["same"], dtype=np.float64),
+        float(obj["same_cut"]),
+        None if upd is None else np.asarray(upd, dtype=np.float64),
+    )
+
+
+def _sigmoid(v: float) -> float:
+    return float(1.0 / (1.0 + np.exp(-v)))
+
+
+def memory_text(heading: str, content: str) -> str:
+    return gguards.memory_text(heading, content)
+
+
+class ClassifierJudge:
+    """Guards + token alignment + trained weights -> a three-way verdict per pair."""
+
+    name = "classifier"
+
+    def __init__(
+        self,
+        encoder: TokenEncoder,
+        weights: Weights | None = None,
+        guards: Sequence[Guard] | None = None,
+    ) -> None:
+        self.encoder = encoder
+        self.weights = weights or load_weights()
+        self.guards = tuple(gguards.default_guards() if guards is None else guards)
+
+    def features(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[PairFeatures]:
+        """The features of each pair (one forward pass for every distinct text of the batch)."""
+        texts_b = [memory_text(i.heading, i.content) for i, _ in pairs]
+        texts_a = [memory_text(c.heading, c.content) for _, c in pairs]
+        vecs = self.encoder.encode(list(dict.fromkeys(texts_a + texts_b)))
+        by_text = dict(zip(dict.fromkeys(texts_a + texts_b), vecs, strict=True))
+        out = []
+        for (inc, cand), ta, tb in zip(pairs, texts_a, texts_b, strict=True):
+            vetoes: list[Veto] = [v for g in self.guards for v in g(inc, cand)]
+            alignment = align(by_text[ta], by_text[tb])
+            out.append(pair_features(ta, tb, cand.distance, alignment, vetoes))
+        return out
+
+    def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list:  # list[Judgement]
+        from memsieve.gate.judge import Judgement, Verdict
+
+        if not pairs:
+            return []
+        result = []
+        for f in self.features(pairs):
+            vetoes = f.hard_vetoes + f.soft_vetoes
+            p_same = _sigmoid(float(f.values @ self.weights.same))
+            diff = _diff_detail(f)
+            if f.hard_vetoes:
+                verdict, score = self._not_same(f, 0.0)
+                detail = "; ".join(f"{v.guard}: {v.detail}" for v in f.hard_vetoes)
+            elif p_same >= self.weights.same_cut:
+                result.append(
+                    Judgement(
+                        Verdict.SAME,
+                        round(p_same, 4),
+                        self.name,
+                        f"p(same) {p_same:.2f} >= {self.weights.same_cut:.2f}",
+                        vetoes,
+                    )
+                )
+                continue
+            else:
+                verdict, score = self._not_same(f, p_same)
+                detail = f"p(same) {p_same:.2f} < {self.weights.same_cut:.2f}"
+                if f.soft_vetoes:
+                    detail += "; " + "; ".join(f"{v.guard}: {v.detail}" for v in f.soft_vetoes)
+            if diff:
+                detail += "; " + diff
+            result.append(
+                Judgement(Verdict(verdict), round(score, 4), self.name, detail[:300], vetoes)
+            )
+        return result
+
+    def _not_same(self, f: PairFeatures, p_same: float) -> tuple[str, float]:
+        """UPDATE or DIFFERENT for a pair that is not the same fact, with a confidence."""
+        if self.weights.update is not None:
+            p_upd = _sigmoid(float(f.values @ self.weights.update))
+            if p_upd >= 0.5:
+                return "update", p_upd
+            return "different", 1.0 - p_upd
+        if is_value_swap(f):
+            return "update", 0.6
+        return "different", max(0.5, 1.0 - p_same)
+
+
+def pair_inputs(
+    triples: Sequence[tuple[str, str, float]], kind: str = "pattern"
+) -> list[tuple[Incoming, Candidate]]:
+    """(live text, incoming text, distance) -> the gate's pair objects (evaluation, training)."""
+    import hashlib
+
+    def h(t: str) -> str:
+        return hashlib.sha256(t.encode("utf-8")).hexdigest()
+
+    return [
+        (
+            Incoming("evaluation", kind, "", b, h(b)),
+            Candidate(f"memory-{n}", kind, "", a, h(a), d),
+        )
+        for n, (a, b, d) in enumerate(triples)
+    ]
+
+
+def raw_features(
+    pairs: Sequence[tuple[Incoming, Candidate]], encoder: TokenEncoder
+) -> list[PairFeatures]:
+    """Features without weights (the training script's entry; no weights file needed)."""
+    judge = ClassifierJudge.__new__(ClassifierJudge)
+    judge.encoder = encoder
+    judge.guards = tuple(gguards.default_guards())
+    return judge.features(pairs)
+
+
+def is_value_swap(f: PairFeatures) -> bool:
+    """One or two words replaced on each side of an otherwise aligned sentence, or a rule
+    reversed (a negation added or removed), or a value guard's substitution."""
+    ua, ub = len(f.unaligned_a), len(f.unaligned_b)
+    guards = {v.guard for v in f.hard_vetoes + f.soft_vetoes}
+    if "swapped_roles" in guards:
+        return False
+    if "negation" in guards and ua + ub <= UPDATE_MAX_UNALIGNED:
+        return True
+    idx = FEATURE_NAMES.index("align_mean")
+    if float(f.values[idx]) < 0.75:
+        return False
+    return 1 <= max(ua, ub) <= UPDATE_MAX_UNALIGNED or bool(
+        guards & {"numbers", "identifiers", "dates", "entities", "contrast", "compounds"}
+    )
+
+
+def _diff_detail(f: PairFeatures) -> str:
+    parts = []
+    if f.unaligned_b:
+        parts.append("incoming unaligned: " + ", ".join(f.unaligned_b[:4]))
+    if f.unaligned_a:
+        parts.append("memory unaligned: " + ", ".join(f.unaligned_a[:4]))
+    return "; ".join(parts)
