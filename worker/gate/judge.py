@@ -13,10 +13,11 @@ byte-identical). What it does with each verdict:
 
 When in doubt a judge answers `DIFFERENT` (keep both rows), never `SAME`.
 
-The default judge here is built from the lexical guards (`memsieve.gate.guards`): no veto
-means `SAME`; a veto means `DIFFERENT`, or `UPDATE` when the two texts share their subject
-and differ in exactly one value. It is the first, simple version; the judgment work of
-issue 15 replaces its internals behind these names.
+`GuardJudge` is built from the lexical guards (`memsieve.gate.guards`): no veto means `SAME`;
+a veto means `DIFFERENT`, or `UPDATE` when the two texts share their subject and differ in
+exactly one value. It judges for the test embedder. `default_judge` otherwise returns the
+trained pair classifier (`memsieve.gate.judge_classifier`), which needs positive evidence of
+one fact to answer `SAME`, and optionally an LLM judge in front of it.
 """
 
 from __future__ import annotations
@@ -131,6 +132,40 @@ def guard_judge(guards: Sequence[Guard] | None = None) -> Judge:
     return GuardJudge(guards)
 
 
-def default_judge(settings: Settings | None = None) -> Judge:
-    """The judge the gate uses unless told otherwise."""
-    return GuardJudge()
+def default_judge(settings: Settings | None = None, *, embedder_model: str | None = None) -> Judge:
+    """The judge the gate uses unless told otherwise.
+
+    - the test embedder (hashing-v1): the lexical guards alone (`GuardJudge`);
+    - otherwise the trained pair classifier (`memsieve.gate.judge_classifier`): hard guards,
+      token alignment with MiniLM's contextual word vectors, soft guard signals, trained
+      weights; without the local model installed, a lexical alignment (stricter);
+    - with MEMSIEVE_JUDGE_LLM_MODEL set, the LLM judge (`memsieve.gate.judge_llm`) in front,
+      the classifier as its fallback when the endpoint keeps failing.
+    """
+    model = embedder_model or _embedder_model(settings)
+    if model.startswith("hashing"):
+        return GuardJudge()
+    from memsieve.gate import judge_classifier, judge_llm
+
+    base: Judge = judge_classifier.classifier_judge(model)
+    config = judge_llm.config_from_env()
+    if config is None:
+        return base
+    return judge_llm.LLMJudge(config, base, limiter=judge_llm.limiter_from_env(settings, config))
+
+
+def _embedder_model(settings: Settings | None) -> str:
+    """The model name of the configured embedder (as recorded on rows)."""
+    if settings is None:
+        from memsieve import errors
+        from memsieve.settings import Settings as _Settings
+
+        try:
+            settings = _Settings.from_env()
+        except errors.ConfigError:
+            return "all-MiniLM-L6-v2"
+    if settings.embedder == "hashing":
+        return "hashing-v1"
+    if settings.embedder == "openai":
+        return settings.openai_model
+    return "all-MiniLM-L6-v2"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -33,6 +33,8 @@ class WordVectors:
     words: tuple[str, ...]
     content: tuple[bool, ...]
     vectors: np.ndarray  # (len(words), dims), float32, unit rows
+    # No vectors from a model: words align only with themselves (LexicalTokenEncoder).
+    lexical: bool = False
 
 
 class TokenEncoder(Protocol):
@@ -142,7 +144,7 @@ class LexicalTokenEncoder:
             mat = np.zeros((len(words), max(1, len(vocab))), dtype=np.float32)
             for i, k in enumerate(keys):
                 mat[i, vocab[k]] = 1.0
-            out.append(WordVectors(words, tuple(is_content(w) for w in words), mat))
+            out.append(WordVectors(words, tuple(is_content(w) for w in words), mat, lexical=True))
         return out
 
 
@@ -154,6 +156,10 @@ class Alignment:
     a_best: np.ndarray
     b_words: tuple[str, ...]
     b_best: np.ndarray
+    # Per content word of `a` found on both sides: the cosine of its two contextual vectors
+    # (best over repeats). A word in another role has another context: "A depends on B" vs
+    # "B depends on A" share every word, not every context. Empty when lexical.
+    shared_context: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
@@ -161,16 +167,20 @@ def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
 
     An identical word (after folding) always aligns fully, whatever its context.
     """
-    if lexical or a.vectors.shape[1] != b.vectors.shape[1]:
+    if lexical or a.lexical or b.lexical or a.vectors.shape[1] != b.vectors.shape[1]:
         return _align_lexical(a, b)
     sims = a.vectors @ b.vectors.T if len(a.words) and len(b.words) else np.zeros((0, 0))
     keys_a = [gtext.stem(gtext.norm_word(w)) for w in a.words]
     keys_b = [gtext.stem(gtext.norm_word(w)) for w in b.words]
-    if sims.size:
-        same = np.array([[ka == kb and bool(ka) for kb in keys_b] for ka in keys_a])
-        sims = np.where(same, 1.0, sims)
     ia = [i for i, c in enumerate(a.content) if c]
     ib = [i for i, c in enumerate(b.content) if c]
+    shared = np.zeros(0)
+    if sims.size:
+        same = np.array([[ka == kb and bool(ka) for kb in keys_b] for ka in keys_a])
+        rows = [i for i in ia if same[i].any()]
+        if rows:
+            shared = np.array([float(sims[i][same[i]].max()) for i in rows])
+        sims = np.where(same, 1.0, sims)
     a_best = sims[ia].max(axis=1) if ia and sims.size else np.zeros(len(ia))
     b_best = sims[:, ib].max(axis=0) if ib and sims.size else np.zeros(len(ib))
     return Alignment(
@@ -178,6 +188,7 @@ def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
         np.asarray(a_best, dtype=np.float64),
         tuple(b.words[i] for i in ib),
         np.asarray(b_best, dtype=np.float64),
+        shared,
     )
 
 

@@ -16,11 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 import numpy as np
 from memsieve.gate import guards as gguards
 from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
-from memsieve.gate.judge_align import TokenEncoder, align
+from memsieve.gate.judge_align import Alignment, TokenEncoder, align
 from memsieve.gate.judge_features import FEATURE_NAMES, PairFeatures, pair_features
 
 # Without a trained update model: a pair that is not the same fact is an update when its
@@ -29,10 +30,48 @@ UPDATE_MAX_UNALIGNED = 2
 
 
 @dataclass(frozen=True)
+class Model:
+    """A logistic model (`hidden` None: p = sigmoid(x @ out_w + out_b) over raw features) or
+    a one-hidden-layer perceptron over standardised features (ReLU, then logistic)."""
+
+    out_w: np.ndarray
+    out_b: float
+    mean: np.ndarray | None = None
+    scale: np.ndarray | None = None
+    hidden_w: np.ndarray | None = None  # (features, units)
+    hidden_b: np.ndarray | None = None
+
+    def p(self, x: np.ndarray) -> float:
+        if self.hidden_w is None:
+            return _sigmoid(float(x @ self.out_w + self.out_b))
+        assert self.mean is not None and self.scale is not None and self.hidden_b is not None
+        h = np.maximum(0.0, ((x - self.mean) / self.scale) @ self.hidden_w + self.hidden_b)
+        return _sigmoid(float(h @ self.out_w + self.out_b))
+
+
+def model_from_obj(obj: dict[str, Any] | list[float] | None) -> Model | None:
+    if obj is None:
+        return None
+    if isinstance(obj, list):  # logistic weights, bias first (feature "bias" is 1.0)
+        w = np.asarray(obj, dtype=np.float64)
+        return Model(w, 0.0)
+    arr = {k: np.asarray(v, dtype=np.float64) for k, v in obj.items() if k != "kind"}
+    return Model(
+        arr["out_w"],
+        float(arr["out_b"]),
+        arr.get("mean"),
+        arr.get("scale"),
+        arr.get("hidden_w"),
+        arr.get("hidden_b"),
+    )
+
+
+@dataclass(frozen=True)
 class Weights:
-    same: np.ndarray
+    same: Model
     same_cut: float
-    update: np.ndarray | None
+    update: Model | None
+    update_cut: float = 0.5
 
 
 @lru_cache(maxsize=1)
@@ -48,13 +87,15 @@ def load_weights() -> Weights:
 
 def weights_from_json(raw: str) -> Weights:
     obj = json.loads(raw)
-    if list(obj["features"]) != list(FEATURE_NAMES):
+    if list(obj.get("features", ())) != list(FEATURE_NAMES):
         raise ValueError("judge weights were trained on other features; rerun train_judge.py")
-    upd = obj.get("update")
+    same = model_from_obj(obj["same"])
+    assert same is not None
     return Weights(
-        np.asarray(obj["same"], dtype=np.float64),
+        same,
         float(obj["same_cut"]),
-        None if upd is None else np.asarray(upd, dtype=np.float64),
+        model_from_obj(obj.get("update")),
+        float(obj.get("update_cut", 0.5)),
     )
 
 
@@ -87,18 +128,9 @@ class ClassifierJudge:
 
     def features(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[PairFeatures]:
         """The features of each pair (one forward pass for every distinct text of the batch)."""
-        texts_b = [memory_text(i.heading, i.content) for i, _ in pairs]
-        texts_a = [memory_text(c.heading, c.content) for _, c in pairs]
-        vecs = self.encoder.encode(list(dict.fromkeys(texts_a + texts_b)))
-        by_text = dict(zip(dict.fromkeys(texts_a + texts_b), vecs, strict=True))
-        out = []
-        for (inc, cand), ta, tb in zip(pairs, texts_a, texts_b, strict=True):
-            vetoes: list[Veto] = [v for g in self.guards for v in g(inc, cand)]
-            alignment = align(by_text[ta], by_text[tb])
-            out.append(
-                pair_features(ta, tb, cand.distance * self.distance_scale, alignment, vetoes)
-            )
-        return out
+        return features_from(
+            pairs, alignments(pairs, self.encoder), self.guards, self.distance_scale
+        )
 
     def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list:  # list[Judgement]
         from memsieve.gate.judge import Judgement, Verdict
@@ -108,7 +140,7 @@ class ClassifierJudge:
         result = []
         for f in self.features(pairs):
             vetoes = f.hard_vetoes + f.soft_vetoes
-            p_same = _sigmoid(float(f.values @ self.weights.same))
+            p_same = self.weights.same.p(f.values)
             diff = _diff_detail(f)
             if f.hard_vetoes:
                 verdict, score = self._not_same(f, 0.0)
@@ -139,8 +171,8 @@ class ClassifierJudge:
     def _not_same(self, f: PairFeatures, p_same: float) -> tuple[str, float]:
         """UPDATE or DIFFERENT for a pair that is not the same fact, with a confidence."""
         if self.weights.update is not None:
-            p_upd = _sigmoid(float(f.values @ self.weights.update))
-            if p_upd >= 0.5:
+            p_upd = self.weights.update.p(f.values)
+            if p_upd >= self.weights.update_cut:
                 return "update", p_upd
             return "different", 1.0 - p_upd
         if is_value_swap(f):
@@ -164,6 +196,33 @@ def pair_inputs(
         )
         for n, (a, b, d) in enumerate(triples)
     ]
+
+
+def alignments(
+    pairs: Sequence[tuple[Incoming, Candidate]], encoder: TokenEncoder
+) -> list[Alignment]:
+    """The token alignment of each pair (one forward pass for every distinct text)."""
+    texts_b = [memory_text(i.heading, i.content) for i, _ in pairs]
+    texts_a = [memory_text(c.heading, c.content) for _, c in pairs]
+    distinct = list(dict.fromkeys(texts_a + texts_b))
+    by_text = dict(zip(distinct, encoder.encode(distinct), strict=True))
+    return [align(by_text[ta], by_text[tb]) for ta, tb in zip(texts_a, texts_b, strict=True)]
+
+
+def features_from(
+    pairs: Sequence[tuple[Incoming, Candidate]],
+    aligned: Sequence[Alignment],
+    guards: Sequence[Guard],
+    distance_scale: float = 1.0,
+) -> list[PairFeatures]:
+    """Features from alignments computed before (the training script caches those)."""
+    out = []
+    for (inc, cand), alignment in zip(pairs, aligned, strict=True):
+        vetoes: list[Veto] = [v for g in guards for v in g(inc, cand)]
+        ta = memory_text(cand.heading, cand.content)
+        tb = memory_text(inc.heading, inc.content)
+        out.append(pair_features(ta, tb, cand.distance * distance_scale, alignment, vetoes))
+    return out
 
 
 def raw_features(
@@ -213,20 +272,23 @@ def _shared_encoder() -> TokenEncoder:
 
 
 def is_value_swap(f: PairFeatures) -> bool:
-    """One or two words replaced on each side of an otherwise aligned sentence, or a rule
-    reversed (a negation added or removed), or a value guard's substitution."""
+    """A rule reversed (a negation added or removed), or one or two words replaced on each
+    side of a sentence whose subject (at least two content words) still aligns, or a value
+    guard's change (a number, a date) in an otherwise aligned sentence."""
     ua, ub = len(f.unaligned_a), len(f.unaligned_b)
     guards = {v.guard for v in f.hard_vetoes + f.soft_vetoes}
     if "swapped_roles" in guards:
         return False
     if "negation" in guards and ua + ub <= UPDATE_MAX_UNALIGNED:
         return True
-    idx = FEATURE_NAMES.index("align_mean")
-    if float(f.values[idx]) < 0.75:
+    if min(f.content_a - ua, f.content_b - ub) < 2:
         return False
-    return 1 <= max(ua, ub) <= UPDATE_MAX_UNALIGNED or bool(
-        guards & {"numbers", "identifiers", "dates", "entities", "contrast", "compounds"}
-    )
+    if ua + ub == 0:
+        return bool(guards & VALUE_GUARDS)
+    return max(ua, ub) <= UPDATE_MAX_UNALIGNED
+
+
+VALUE_GUARDS = frozenset({"numbers", "identifiers", "dates", "entities", "contrast", "compounds"})
 
 
 def _diff_detail(f: PairFeatures) -> str:

@@ -44,11 +44,29 @@ FEATURE_NAMES: tuple[str, ...] = (
     "align_min_b",
     *(f"unaligned_{t}" for t in UNALIGNED),
     *(f"unaligned_both_{t}" for t in UNALIGNED),
+    "shared_ctx_min",
+    "shared_ctx_mean",
+    "shared_ctx_low",
+    "frac_unaligned_max",
+    "frac_unaligned_min",
+    "unaligned_max_side",
     "jaccard",
     "len_ratio",
     "len_log_total",
     *(f"veto_{g}" for g in SOFT_GUARDS),
     "marker_b_only",
+    "negation_mismatch",
+    "correction_marker",
+    "order_inversions",
+    "unaligned_b_only",
+    "unaligned_a_only",
+)
+
+# "Correction:", "actually", "not X" at the end: the producer says the old statement was wrong.
+CORRECTION_MARKERS = re.compile(
+    r"^\s*(?:correction|update|fix|actually|in fact)\b|\bnot\s+\w+\s*[.!]?\s*$|"
+    r"\b(?:turned out|it was actually|was wrong|is wrong|no longer)\b",
+    re.IGNORECASE,
 )
 
 
@@ -59,6 +77,18 @@ class PairFeatures:
     soft_vetoes: tuple[Veto, ...]
     unaligned_a: tuple[str, ...]  # candidate words not aligned at the middle level
     unaligned_b: tuple[str, ...]  # incoming words not aligned
+    content_a: int = 0  # content words of the candidate
+    content_b: int = 0
+
+
+def _inversions(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    """How often the order of the words both texts use once breaks (0: same order)."""
+    from collections import Counter
+
+    ca, cb = Counter(a), Counter(b)
+    pos_b = {w: i for i, w in enumerate(b) if cb[w] == 1}
+    shared = [w for w in a if ca[w] == 1 and w in pos_b]
+    return sum(pos_b[y] < pos_b[x] for x, y in zip(shared, shared[1:], strict=False))
 
 
 def split_vetoes(vetoes: Sequence[Veto]) -> tuple[tuple[Veto, ...], tuple[Veto, ...]]:
@@ -82,12 +112,16 @@ def pair_features(
     min_b = float(bb.min()) if len(bb) else 1.0
     unaligned = [float((ab < t).sum() + (bb < t).sum()) for t in UNALIGNED]
     unaligned_both = [float(min((ab < t).sum(), (bb < t).sum())) for t in UNALIGNED]
-    wa = set(gtext.analyse(text_a).content_words)
-    wb = set(gtext.analyse(text_b).content_words)
+    an_a, an_b = gtext.analyse(text_a), gtext.analyse(text_b)
+    wa = set(an_a.content_words)
+    wb = set(an_b.content_words)
     jac = gguards.overlap(tuple(wa), tuple(wb))
     na, nb = max(1, len(ab)), max(1, len(bb))
     guard_names = {v.guard for v in soft}
     marker = float(bool(UPDATE_MARKERS.search(text_b)) and not UPDATE_MARKERS.search(text_a))
+    ctx = alignment.shared_context
+    mid = UNALIGNED[1]
+    ua, ub = float((ab < mid).sum()), float((bb < mid).sum())
     values = np.array(
         [
             1.0,
@@ -98,19 +132,33 @@ def pair_features(
             min_b,
             *unaligned,
             *unaligned_both,
+            float(ctx.min()) if len(ctx) else 1.0,
+            float(ctx.mean()) if len(ctx) else 1.0,
+            float((ctx < 0.8).sum()),
+            max(ua / max(1, len(ab)), ub / max(1, len(bb))),
+            min(ua / max(1, len(ab)), ub / max(1, len(bb))),
+            max(ua, ub),
             jac,
             min(na, nb) / max(na, nb),
             float(np.log(na + nb)),
             *(float(g in guard_names) for g in SOFT_GUARDS),
             marker,
+            float(an_a.negated != an_b.negated),
+            float(
+                bool(CORRECTION_MARKERS.search(text_b)) and not CORRECTION_MARKERS.search(text_a)
+            ),
+            float(_inversions(an_a.words, an_b.words)),
+            float(ub > 0 and ua == 0),
+            float(ua > 0 and ub == 0),
         ],
         dtype=np.float64,
     )
-    mid = UNALIGNED[1]
     return PairFeatures(
         values,
         hard,
         soft,
         tuple(w for w, s in zip(alignment.a_words, ab, strict=True) if s < mid),
         tuple(w for w, s in zip(alignment.b_words, bb, strict=True) if s < mid),
+        len(ab),
+        len(bb),
     )

@@ -88,6 +88,27 @@ def config_from_env(environ: Mapping[str, str] | None = None) -> LLMConfig | Non
     return LLMConfig(model, base_url, key)
 
 
+ENV_RPM = "MEMSIEVE_JUDGE_LLM_RPM"
+ENV_TPM = "MEMSIEVE_JUDGE_LLM_TPM"
+
+
+def limiter_from_env(
+    settings: Any, config: LLMConfig, environ: Mapping[str, str] | None = None
+) -> RateLimiter | None:
+    """The shared Redis budget for the chat model (MEMSIEVE_JUDGE_LLM_RPM / _TPM, per
+    minute, shared by every worker), or None when no limit is set or there is no Redis."""
+    env = os.environ if environ is None else environ
+    rpm = int(env.get(ENV_RPM, "0") or 0)
+    tpm = int(env.get(ENV_TPM, "0") or 0)
+    url = getattr(settings, "redis_url", None) or env.get("MEMSIEVE_REDIS_URL")
+    if not (rpm or tpm) or not url:
+        return None
+    import redis
+    from memsieve.embedders.ratelimit import RedisRateLimiter
+
+    return RedisRateLimiter(redis.Redis.from_url(url), f"judge:{config.model}", rpm=rpm, tpm=tpm)
+
+
 def pair_key(model: str, live: str, incoming: str) -> str:
     h = hashlib.sha256()
     for part in (model, live, incoming):

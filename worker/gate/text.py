@@ -70,21 +70,25 @@ for _names, _kind, _factor in (
     ("h hr hrs hour hours", "duration", 3600.0),
     ("d day days", "duration", 86400.0),
     ("week weeks wk wks", "duration", 604800.0),
+    ("month months", "duration", 31536000.0 / 12),
+    ("year years yr yrs", "duration", 31536000.0),
+    # Binary, as engineers mostly mean them: "1 GB (1024 MB)", "8 KB" == "8192 bytes".
     ("b byte bytes", "size", 1.0),
-    ("kb kib kilobyte kilobytes", "size", 1e3),
-    ("mb mib megabyte megabytes", "size", 1e6),
-    ("gb gib gigabyte gigabytes", "size", 1e9),
-    ("tb tib terabyte terabytes", "size", 1e12),
+    ("kb kib kilobyte kilobytes", "size", 1024.0),
+    ("mb mib megabyte megabytes", "size", 1024.0**2),
+    ("gb gib gigabyte gigabytes", "size", 1024.0**3),
+    ("tb tib terabyte terabytes", "size", 1024.0**4),
     ("k", "count", 1e3),
 ):
     for _n in _names.split():
         _UNITS[_n] = (_kind, _factor)
 _AMOUNT_WORDS = {
     "a": 1.0, "an": 1.0, "one": 1.0, "half a": 0.5, "half an": 0.5, "a half": 0.5,
-    "every": 1.0, "per": 1.0, "each": 1.0,
+    "every": 1.0, "per": 1.0, "each": 1.0, "a quarter of a": 0.25, "a quarter of an": 0.25,
+    "three quarters of a": 0.75, "three quarters of an": 0.75,
 }  # fmt: skip
 _QUANTITY = re.compile(
-    r"(?<![\w.])(\d+(?:\.\d+)?|half an?|an?|one|every|per|each"
+    r"(?<![\w.])(\d+(?:\.\d+)?|half an?|(?:a|three) quarters? of an?|an?|one|every|per|each"
     r"|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|forty"
     r"|fifty|sixty|ninety|hundred)\s*-?\s*("
     + "|".join(sorted(_UNITS, key=len, reverse=True))
@@ -96,6 +100,87 @@ _GLUED_QUANTITY = re.compile(
     re.IGNORECASE,
 )
 _MORE_NUMBER_WORDS = {"fifteen": "15", "sixty": "60", "ninety": "90"}
+
+# Spelled-out numbers, read as digits before anything else ("five hundred" == "500",
+# "twenty-five" == "25", "2 million" == "2000000", "a dozen" == "12"): a rewording may spell
+# a number out; the numbers guard compares values.
+_SMALL = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen".split()
+    )
+}
+_TENS = {
+    w: 10 * i
+    for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split())
+    if w != "_"
+}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_NUMWORD = "|".join(sorted([*_SMALL, *_TENS, *_SCALES, "dozen"], key=len, reverse=True))
+_NUMBER_PHRASE = re.compile(
+    r"(?<![\w.,-])(?:(?:a\s+)?dozen|(?:\d+(?:\.\d+)?|" + _NUMWORD + r")"
+    r"(?:(?:\s+|-|\s+and\s+)(?:" + _NUMWORD + r"))*)(?![\w-])",
+    re.IGNORECASE,
+)
+# A lone "one" is a pronoun unless a percentage or a unit follows.
+_ONE_COUNTS = re.compile(
+    r"\s*(?:%|percent\b|per cent\b|(?:"
+    + "|".join(sorted(_UNITS, key=len, reverse=True))
+    + r"|hundred|thousand|million|billion)\b)",
+    re.IGNORECASE,
+)
+_ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.IGNORECASE)
+_MULTIPLIER = re.compile(r"\b(\d+)x\b")
+_CURRENCY = re.compile(r"[$€£](\d[\d,]*(?:\.\d+)?)")
+
+
+def _phrase_value(words: list[str]) -> float | None:
+    total, current, seen = 0.0, 0.0, False
+    for w in words:
+        if w == "dozen":
+            current = (current or 1) * 12
+        elif w in _SMALL:
+            current += _SMALL[w]
+        elif w in _TENS:
+            current += _TENS[w]
+        elif w == "hundred":
+            current = (current or 1) * 100
+        elif w in _SCALES:
+            total += (current or 1) * _SCALES[w]
+            current = 0.0
+        else:
+            try:
+                current += float(w)
+            except ValueError:
+                return None
+        seen = True
+    return total + current if seen else None
+
+
+def spell_out_numbers(text: str) -> str:
+    """Spelled-out numbers, ordinals (3rd), multipliers (3x) and currency ($50,000) as plain
+    digits; everything else untouched."""
+    text = _CURRENCY.sub(lambda m: m.group(1), text)
+    text = _ORDINAL.sub(lambda m: m.group(1), text)
+    text = _MULTIPLIER.sub(lambda m: m.group(1), text)
+
+    def repl(m: re.Match[str]) -> str:
+        raw = m.group(0)
+        words = [w for w in re.split(r"[\s-]+", raw.lower().replace(",", "")) if w and w != "a"]
+        words = [w for w in words if w != "and"]
+        if not words or (len(words) == 1 and words[0].replace(".", "").isdigit()):
+            return raw
+        if words == ["one"] and not _ONE_COUNTS.match(text, m.end()):
+            return raw
+        value = _phrase_value(words)
+        if value is None:
+            return raw
+        return f"{value:.12g}"
+
+    return _NUMBER_PHRASE.sub(repl, text)
+
+
 # Phrases that negate what follows as "not" does ("use X, not Y" == "use X rather than Y").
 _CONTRASTIVE = re.compile(r"\b(?:rather than|instead of|in place of|as opposed to)\b", re.I)
 
@@ -376,7 +461,7 @@ def _word(part: str) -> _Part | None:
         contrast=(_CONTRAST_INDEX[w], w) if w in _CONTRAST_INDEX else None,
         content=w not in STOPWORDS and not w.isdigit(),
         anchor=upper,
-        entity=upper and singular not in DATE_WORDS,
+        entity=upper and singular not in DATE_WORDS and w not in _UNITS,  # "MB" is no name
     )
 
 
@@ -389,6 +474,7 @@ def _token(raw: str) -> tuple[_Token | None, bool]:
         tok = tok.rstrip(".")
     elif tok.endswith(".") and tok.count(".") == 1:
         tok = tok[:-1]
+    tok = tok.strip(_TRIM)  # "(pass -p no:cacheprovider)." -> "no:cacheprovider"
     if not tok:
         return None, ends_sentence
     low = tok.lower()
@@ -433,6 +519,7 @@ def analyse(text: str) -> Analysis:
     anchors: list[str] = []
     negated = bool(_CONTRASTIVE.search(text))
     sentence_start = True
+    text = spell_out_numbers(text)
     times, text = _times(text)
     dates |= times
     vocab |= times
