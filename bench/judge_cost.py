@@ -18,7 +18,7 @@ with a close neighbour that the training pairs show) and `all-close` (every even
 candidate under the threshold: the worst case). Medians of --repeats runs; the ratio is
 judge / guards on the same run.
 
-Then the LLM judge against the local fake chat server (tests/fakes/chat_server.py): HTTP
+Then the LLM judge against the local fake chat server (tests.support.chat_server.py): HTTP
 requests per 1,000 events for the same stream, batched (16 pairs per request) and cached,
 each event's pairs sent once per batch.
 """
@@ -111,7 +111,7 @@ def llm_calls(
     sys.path.insert(0, str(ROOT))
     from memsieve.gate.judge_llm import LLMConfig, LLMJudge
 
-    from tests.fakes.chat_server import FakeChat
+    from tests.support.chat_server import FakeChat
 
     with FakeChat() as fake:
         base = ClassifierJudge(MiniLMTokenEncoder())

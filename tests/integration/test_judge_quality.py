@@ -116,4 +116,4 @@ def test_eval_set_floors(embedder, judge) -> None:  # type: ignore[no-untyped-de
     assert not any(o.action in ("merge", "supersede") for o in updates)
     assert q.precision >= 0.95, q.precision
     assert q.recall >= 0.80, q.recall
-    assert thresholds.threshold_for(embedder.model, "pattern", {}) > 0
+    assert thresholds.threshold_for(embedder.model, "pattern") > 0

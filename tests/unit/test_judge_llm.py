@@ -1,4 +1,4 @@
-"""The optional LLM judge against a real local HTTP server (tests/fakes/chat_server.py):
+"""The optional LLM judge against a real local HTTP server (tests.support.chat_server.py):
 batching, the pair cache, retries on 429 / 5xx / timeouts, the shared budget, and garbage or
 refused answers that keep both rows (never a supersede)."""
 
@@ -11,7 +11,7 @@ from memsieve.gate.decide import Candidate, Incoming
 from memsieve.gate.judge import Judgement, Verdict
 from memsieve.gate.judge_llm import LLMConfig, LLMJudge, config_from_env, parse_verdicts
 
-from tests.fakes.chat_server import ChatReply, FakeChat
+from tests.support.chat_server import ChatReply, FakeChat
 
 
 def _pair(old: str, new: str, n: int = 0) -> tuple[Incoming, Candidate]:

@@ -259,8 +259,8 @@ def classifier_judge(embedder_model: str = TRAINED_ON) -> ClassifierJudge:
         encoder = _shared_encoder()
     else:
         encoder = judge_align.LexicalTokenEncoder()
-    base = thresholds.threshold_for(TRAINED_ON, "pattern", {})
-    own = thresholds.threshold_for(embedder_model, "pattern", {})
+    base = thresholds.threshold_for(TRAINED_ON, "pattern")
+    own = thresholds.threshold_for(embedder_model, "pattern")
     return ClassifierJudge(encoder, distance_scale=base / own if own > 0 else 1.0)
 
 
