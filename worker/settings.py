@@ -120,6 +120,23 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "memory (exact, per-worker matrix of a namespace's live vectors) | sql (one query per event)",
     ),
     "MEMSIEVE_TORCH_THREADS": ("1", "threads of the local embedder per worker process"),
+    "MEMSIEVE_JUDGE_LLM_MODEL": ("", "chat model of the optional LLM judge (unset: off)"),
+    "MEMSIEVE_JUDGE_LLM_BASE_URL": (
+        "= MEMSIEVE_OPENAI_BASE_URL",
+        "OpenAI-compatible endpoint of the LLM judge",
+    ),
+    "MEMSIEVE_JUDGE_LLM_API_KEY": (
+        "= OPENAI_API_KEY",
+        "key of the LLM judge's endpoint (never logged)",
+    ),
+    "MEMSIEVE_JUDGE_LLM_RPM": (
+        "0",
+        "LLM judge requests per minute, shared by all workers (0: no limit)",
+    ),
+    "MEMSIEVE_JUDGE_LLM_TPM": (
+        "0",
+        "LLM judge tokens per minute, shared by all workers (0: no limit)",
+    ),
     "MEMSIEVE_GATE_CACHE_MB": (
         "512",
         "per-process budget for cached namespaces' vectors (least recently used evicted)",
@@ -225,6 +242,12 @@ class Settings:
     key_file: str | None = None
     # Largest capture message accepted (bytes of the body as the broker delivers it).
     max_message_bytes: int = 16 * 1024 * 1024
+    # The optional LLM judge of the gate (memsieve.gate.judge_llm): off while the model is "".
+    judge_llm_model: str = ""
+    judge_llm_base_url: str | None = None
+    judge_llm_api_key: str = field(default="", repr=False)
+    judge_llm_rpm: int = 0
+    judge_llm_tpm: int = 0
     # MEMSIEVE_THRESHOLD_<KIND>, by lower-case kind; beats `threshold`.
     kind_thresholds: dict[str, float] = field(default_factory=dict)
     embed_rpm: int = 0
@@ -315,6 +338,12 @@ class Settings:
             ),
             key_file=env.get("MEMSIEVE_KEY_FILE") or None,
             max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
+            judge_llm_model=env.get("MEMSIEVE_JUDGE_LLM_MODEL", "").strip(),
+            judge_llm_base_url=_url(env, "MEMSIEVE_JUDGE_LLM_BASE_URL", ("http", "https"))
+            or _url(env, "MEMSIEVE_OPENAI_BASE_URL", ("http", "https")),
+            judge_llm_api_key=env.get("MEMSIEVE_JUDGE_LLM_API_KEY", "") or key,
+            judge_llm_rpm=_int(env, "MEMSIEVE_JUDGE_LLM_RPM", 0, 0),
+            judge_llm_tpm=_int(env, "MEMSIEVE_JUDGE_LLM_TPM", 0, 0),
             kind_thresholds=_kind_thresholds(env),
             embed_rpm=_int(env, "MEMSIEVE_EMBED_RPM", 0, 0),
             embed_tpm=_int(env, "MEMSIEVE_EMBED_TPM", 0, 0),

@@ -36,6 +36,11 @@ CREDENTIALS = {
 
 # Settings the compose stack leaves at their defaults, and why that is right there.
 DEFAULT_IS_FINE = {
+    "MEMSIEVE_JUDGE_LLM_MODEL": "the LLM judge is off unless configured",
+    "MEMSIEVE_JUDGE_LLM_BASE_URL": "only with the LLM judge",
+    "MEMSIEVE_JUDGE_LLM_API_KEY": "only with the LLM judge",
+    "MEMSIEVE_JUDGE_LLM_RPM": "only with the LLM judge",
+    "MEMSIEVE_JUDGE_LLM_TPM": "only with the LLM judge",
     "MEMSIEVE_OPENAI_DIMENSIONS": "1536 matches text-embedding-3-small",
     "MEMSIEVE_HASHING_DIMS": "test embedder only",
     "MEMSIEVE_THRESHOLD": "per embedder and kind, calibrated",

@@ -9,7 +9,8 @@ from collections.abc import Iterator, Sequence
 import pytest
 from memsieve.gate.decide import Candidate, Incoming
 from memsieve.gate.judge import Judgement, Verdict
-from memsieve.gate.judge_llm import LLMConfig, LLMJudge, config_from_env, parse_verdicts
+from memsieve.gate.judge_llm import LLMConfig, LLMJudge, config_from_settings, parse_verdicts
+from memsieve.settings import Settings
 
 from tests.support.chat_server import ChatReply, FakeChat
 
@@ -182,11 +183,36 @@ def test_every_request_is_inside_the_shared_budget(fake: FakeChat) -> None:
 
 
 def test_off_unless_configured() -> None:
-    assert config_from_env({}) is None
-    assert config_from_env({"OPENAI_API_KEY": "sk-x"}) is None
-    cfg = config_from_env({"MEMSIEVE_JUDGE_LLM_MODEL": "gpt-4o-mini", "OPENAI_API_KEY": "sk-x"})
+    assert config_from_settings(Settings.from_env({})) is None
+    assert config_from_settings(Settings.from_env({"OPENAI_API_KEY": "sk-x"})) is None
+    cfg = config_from_settings(
+        Settings.from_env(
+            {
+                "MEMSIEVE_JUDGE_LLM_MODEL": "gpt-4o-mini",
+                "OPENAI_API_KEY": "sk-x",
+                "MEMSIEVE_JUDGE_LLM_BASE_URL": "http://127.0.0.1:9/v1",
+            }
+        )
+    )
     assert cfg is not None and cfg.model == "gpt-4o-mini" and cfg.api_key == "sk-x"
+    assert cfg.base_url == "http://127.0.0.1:9/v1"
     assert "sk-x" not in repr(cfg)
+
+
+def test_default_judge_puts_the_llm_in_front_when_configured(fake: FakeChat) -> None:
+    from memsieve.gate.judge import default_judge
+
+    settings = Settings.from_env(
+        {
+            "MEMSIEVE_EMBEDDER": "local",
+            "MEMSIEVE_JUDGE_LLM_MODEL": "fake-model",
+            "MEMSIEVE_JUDGE_LLM_BASE_URL": fake.base_url,
+            "MEMSIEVE_JUDGE_LLM_API_KEY": "sk-test",
+        }
+    )
+    judge = default_judge(settings)
+    assert isinstance(judge, LLMJudge) and judge.name == "llm:fake-model"
+    assert "sk-test" not in repr(settings)
 
 
 def test_parse_verdicts_rejects_duplicates_and_out_of_range() -> None:

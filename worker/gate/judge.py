@@ -142,30 +142,35 @@ def default_judge(settings: Settings | None = None, *, embedder_model: str | Non
     - with MEMSIEVE_JUDGE_LLM_MODEL set, the LLM judge (`memsieve.gate.judge_llm`) in front,
       the classifier as its fallback when the endpoint keeps failing.
     """
+    if settings is None:
+        settings = _settings()
     model = embedder_model or _embedder_model(settings)
     if model.startswith("hashing"):
         return GuardJudge()
     from memsieve.gate import judge_classifier, judge_llm
 
     base: Judge = judge_classifier.classifier_judge(model)
-    config = judge_llm.config_from_env()
-    if config is None:
+    config = judge_llm.config_from_settings(settings) if settings is not None else None
+    if config is None or settings is None:
         return base
-    return judge_llm.LLMJudge(config, base, limiter=judge_llm.limiter_from_env(settings, config))
+    limiter = judge_llm.limiter_from_settings(settings, config)
+    return judge_llm.LLMJudge(config, base, limiter=limiter)
+
+
+def _settings() -> Settings | None:
+    from memsieve import errors
+    from memsieve.settings import Settings as _Settings
+
+    try:
+        return _Settings.from_env()
+    except errors.ConfigError:
+        return None
 
 
 def _embedder_model(settings: Settings | None) -> str:
     """The model name of the configured embedder (as recorded on rows)."""
-    if settings is None:
-        from memsieve import errors
-        from memsieve.settings import Settings as _Settings
-
-        try:
-            settings = _Settings.from_env()
-        except errors.ConfigError:
-            return "all-MiniLM-L6-v2"
+    if settings is None or settings.embedder == "local":
+        return "all-MiniLM-L6-v2"
     if settings.embedder == "hashing":
         return "hashing-v1"
-    if settings.embedder == "openai":
-        return settings.openai_model
-    return "all-MiniLM-L6-v2"
+    return settings.openai_model

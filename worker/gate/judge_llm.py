@@ -1,7 +1,7 @@
 """An optional LLM judge over any OpenAI-compatible chat endpoint (off unless configured).
 
 Enabled by MEMSIEVE_JUDGE_LLM_MODEL (e.g. `gpt-4o-mini`, or a local server's model name);
-MEMSIEVE_JUDGE_LLM_BASE_URL (default: OPENAI_BASE_URL) points the `openai` client at another
+MEMSIEVE_JUDGE_LLM_BASE_URL (default: MEMSIEVE_OPENAI_BASE_URL) points the `openai` client at another
 server; the key is MEMSIEVE_JUDGE_LLM_API_KEY or OPENAI_API_KEY (a local server may want none).
 
 - Batched: one chat request per up to `batch_size` pairs, answered as one JSON object.
@@ -26,9 +26,9 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import openai
 import tenacity
@@ -39,9 +39,9 @@ from memsieve.gate import guards as gguards
 from memsieve.gate.decide import Candidate, Incoming, Veto
 from memsieve.gate.judge_features import HARD_GUARDS
 
-ENV_MODEL = "MEMSIEVE_JUDGE_LLM_MODEL"
-ENV_BASE_URL = "MEMSIEVE_JUDGE_LLM_BASE_URL"
-ENV_API_KEY = "MEMSIEVE_JUDGE_LLM_API_KEY"
+if TYPE_CHECKING:
+    from memsieve.settings import Settings
+
 
 SYSTEM_PROMPT = (
     "You compare short memories written by AI coding agents. For each numbered pair, "
@@ -77,36 +77,28 @@ class LLMConfig:
     api_key: str | None = field(repr=False, default=None)
 
 
-def config_from_env(environ: Mapping[str, str] | None = None) -> LLMConfig | None:
+def config_from_settings(settings: Settings) -> LLMConfig | None:
     """The LLM judge's configuration, or None when it is off (the default)."""
-    env = os.environ if environ is None else environ
-    model = env.get(ENV_MODEL, "").strip()
-    if not model:
+    if not settings.judge_llm_model:
         return None
-    base_url = env.get(ENV_BASE_URL, "").strip() or env.get("OPENAI_BASE_URL", "").strip() or None
-    key = env.get(ENV_API_KEY, "").strip() or env.get("OPENAI_API_KEY", "").strip() or None
-    return LLMConfig(model, base_url, key)
+    return LLMConfig(
+        settings.judge_llm_model,
+        settings.judge_llm_base_url,
+        settings.judge_llm_api_key or None,
+    )
 
 
-ENV_RPM = "MEMSIEVE_JUDGE_LLM_RPM"
-ENV_TPM = "MEMSIEVE_JUDGE_LLM_TPM"
-
-
-def limiter_from_env(
-    settings: Any, config: LLMConfig, environ: Mapping[str, str] | None = None
-) -> RateLimiter | None:
+def limiter_from_settings(settings: Settings, config: LLMConfig) -> RateLimiter | None:
     """The shared Redis budget for the chat model (MEMSIEVE_JUDGE_LLM_RPM / _TPM, per
     minute, shared by every worker), or None when no limit is set or there is no Redis."""
-    env = os.environ if environ is None else environ
-    rpm = int(env.get(ENV_RPM, "0") or 0)
-    tpm = int(env.get(ENV_TPM, "0") or 0)
-    url = getattr(settings, "redis_url", None) or env.get("MEMSIEVE_REDIS_URL")
-    if not (rpm or tpm) or not url:
+    rpm, tpm = settings.judge_llm_rpm, settings.judge_llm_tpm
+    if not (rpm or tpm) or not settings.redis_url:
         return None
     import redis
     from memsieve.embedders.ratelimit import RedisRateLimiter
 
-    return RedisRateLimiter(redis.Redis.from_url(url), f"judge:{config.model}", rpm=rpm, tpm=tpm)
+    client = redis.Redis.from_url(settings.redis_url)
+    return RedisRateLimiter(client, f"judge:{config.model}", rpm=rpm, tpm=tpm)
 
 
 def pair_key(model: str, live: str, incoming: str) -> str:
@@ -345,4 +337,4 @@ def _text(x: Incoming | Candidate) -> str:
     return gguards.memory_text(x.heading, x.content)
 
 
-__all__ = ["LLMConfig", "LLMJudge", "LLMStats", "Veto", "config_from_env", "parse_verdicts"]
+__all__ = ["LLMConfig", "LLMJudge", "LLMStats", "Veto", "config_from_settings", "parse_verdicts"]
