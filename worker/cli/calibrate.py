@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "pairs_file",
         metavar="PAIRS_FILE",
-        help="PAWS TSV (id, s1, s2, label) or JSON lines {a, b, same, category?}",
+        help="PAWS TSV (id, s1, s2, label) or JSON lines {a, b, same | label, category?, b_kind?}",
     )
     p.add_argument("--embedder", choices=("local", "hashing"), default="local")
     p.add_argument("--kind", choices=thresholds.KINDS, default="pattern")

@@ -91,17 +91,21 @@ class MiniLMTokenEncoder:
         import torch
 
         tokenizer, model = self._model()
-        out: list[WordVectors] = []
-        for i in range(0, len(texts), 64):
-            chunk = texts[i : i + 64]
+        # Shortest first, so that each chunk pads to a similar length (padding is wasted
+        # work; the attention mask keeps the vectors the same).
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[WordVectors | None] = [None] * len(texts)
+        for i in range(0, len(order), 64):
+            idx = order[i : i + 64]
+            chunk = [texts[k] for k in idx]
             enc = tokenizer(
                 chunk, padding=True, truncation=True, max_length=256, return_tensors="pt"
             )
             with torch.inference_mode():
                 hidden = model(**enc).last_hidden_state.numpy()
-            for j in range(len(chunk)):
-                out.append(_words(chunk[j], enc, j, hidden[j]))
-        return out
+            for j, k in enumerate(idx):
+                out[k] = _words(chunk[j], enc, j, hidden[j])
+        return [w for w in out if w is not None]
 
 
 def _words(text: str, enc: Any, j: int, hidden: np.ndarray) -> WordVectors:
