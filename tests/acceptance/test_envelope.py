@@ -32,7 +32,7 @@ from memsieve.schemas.events import raw_event_id
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
-from tests.acceptance.test_bad_input import json_values, raw_items
+from tests.support.strategies import json_values, raw_items
 from tests.support.workers import Workers, wait_until
 
 MAX_BYTES = 200_000

@@ -22,7 +22,7 @@ from memsieve.capture import policy, secrets
 from memsieve.embedders import batching
 from memsieve.flow import embed
 from memsieve.flow.locks import NamespaceLock
-from memsieve.gate import guards, thresholds
+from memsieve.gate import guards, judge, thresholds
 from memsieve.ops import scrub
 from memsieve.schemas import events as ev
 from memsieve.settings import Settings
@@ -211,6 +211,7 @@ class Pipeline:
 
         self.key = home.install_key(settings.key_path)
         self.guards = tuple(guards.default_guards())
+        self.judge = judge.default_judge(settings)
         self._bound = False
 
     @property
@@ -625,7 +626,14 @@ class Pipeline:
         emb = self.embedder
         try:
             return self.store.write_batch(
-                namespace, ready, emb.model, emb.dims, self.threshold_for, self.guards
+                namespace,
+                ready,
+                emb.model,
+                emb.dims,
+                self.threshold_for,
+                self.guards,
+                judge=self.judge,
+                on_conflict=self.settings.on_conflict_for(namespace),
             )
         except (psycopg.OperationalError, errors.TransientError):
             raise

@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 import psycopg
 from memsieve import errors
-from memsieve.gate import vectors
-from memsieve.gate.decide import Guard, decision_record
+from memsieve.gate import batch, vectors
+from memsieve.gate.decide import Guard
+from memsieve.gate.judge import Judge
 from memsieve.schemas.events import OCCURRED_MAX, OCCURRED_MIN
-from memsieve.store import gate_sql, gate_write, migrations
+from memsieve.store import gate_write, migrations, recall
 from memsieve.store.rows import InboxEvent, Outcome, Pending, to_db_text
 from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
@@ -29,9 +30,10 @@ from psycopg_pool import ConnectionPool
 
 log = logging.getLogger("memsieve.store")
 
-# "memory" (default): the gate searches the namespace's live vectors in process memory,
-# one matrix product per batch (worker/store/gate_write.py). "sql": one exact query per event,
-# the original path, kept as the benchmark's baseline and an escape hatch.
+# MEMSIEVE_GATE_SEARCH: "memory" (default): the gate searches the namespace's live vectors in
+# process memory, one matrix product per batch (worker/store/gate_write.py). "sql": the
+# candidates come from one exact query per event (worker/store/gate_sql.py), the benchmarks'
+# baseline and an escape hatch; both feed the one batch gate (worker/gate/batch.py).
 
 
 def _as_list(v: Any) -> list[float]:
@@ -389,13 +391,19 @@ class Store:
         guards: Sequence[Guard],
         k: int = 3,
         now: datetime | None = None,
+        judge: Judge | None = None,
+        on_conflict: str = "keep",
     ) -> list[Outcome]:
         """Run the gate for each event in order, in one transaction for the namespace.
 
         `now` (replays and tests only) is the time the batch is written at: new rows get it
         as created_at, superseded rows as deleted_at. Without it, the database clock.
+        `judge` (default: the guards as a judge) and `on_conflict` (keep | newest): see
+        `memsieve.gate.batch.GateConfig`.
         """
-        outcomes: list[Outcome] = []
+        config = batch.GateConfig(
+            threshold_for, k, tuple(guards), judge, on_conflict, model=model, dims=dims
+        )
         with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
             cur.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended('memsieve:ns:' || %s, 0))",
@@ -405,32 +413,13 @@ class Store:
             if now is not None:
                 # Read by memsieve_now(), the created_at default (migration 040).
                 cur.execute("SELECT set_config('memsieve.now', %s, true)", (now.isoformat(),))
-            if self.gate_search == "sql":
-                for ev, vector in items:
-                    outcomes.append(
-                        gate_sql.write_one(
-                            cur,
-                            ev,
-                            np.asarray(vector, dtype=np.float32),
-                            model,
-                            dims,
-                            threshold_for(ev.kind),
-                            guards,
-                            k,
-                        )
-                    )
-                return outcomes
             outcomes, install = gate_write.write_batch(
                 cur,
                 self.gate_cache,
                 namespace,
                 items,
-                model,
-                dims,
-                threshold_for,
-                guards,
-                k,
-                decision_record,
+                config,
+                search=self.gate_search,
             )
         install()  # committed: the process's copy of the namespace may move forward
         return outcomes
@@ -439,16 +428,17 @@ class Store:
     def recall(
         self, namespace: str, vector: list[float], model: str, k: int = 5
     ) -> list[dict[str, Any]]:
+        """The k nearest live memories, each with its open conflicts marked (the newer
+        member of a conflict first, brought in if it was not among them: store/recall.py)."""
         vec = np.asarray(vector, dtype=np.float32)
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             cur.execute(
-                "SELECT id::text AS memory_id, kind, heading, content, tags, created_at,"
-                " (embedding <=> %s)::float8 AS distance FROM memories"
+                f"SELECT {recall.RECALL_COLUMNS} FROM memories"  # noqa: S608 - a constant
                 " WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s"
                 " ORDER BY embedding <=> %s LIMIT %s",
                 (vec, namespace, model, vec, k),
             )
-            return cur.fetchall()
+            return recall.mark_conflicts(cur, cur.fetchall(), vec, model)
 
     def get_memory(self, memory_id: str) -> dict[str, Any] | None:
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
