@@ -115,7 +115,7 @@ def llm_calls(
     import sys
 
     sys.path.insert(0, str(ROOT))
-    from memsieve.gate.judge_llm import LLMConfig, LLMJudge
+    from memsieve.judge_llm import LLMConfig, LLMJudge
 
     from tests.support.chat_server import FakeChat
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 from memsieve.gate.decide import Candidate, Incoming
 from memsieve.gate.judge import Judgement, Verdict
-from memsieve.gate.judge_llm import LLMConfig, LLMJudge, config_from_settings, parse_verdicts
+from memsieve.judge_llm import LLMConfig, LLMJudge, config_from_settings, parse_verdicts
 from memsieve.settings import Settings
 
 from tests.support.chat_server import ChatReply, FakeChat
@@ -200,7 +200,7 @@ def test_off_unless_configured() -> None:
 
 
 def test_default_judge_puts_the_llm_in_front_when_configured(fake: FakeChat) -> None:
-    from memsieve.gate.judge import default_judge
+    from memsieve.judge_llm import service_judge
 
     settings = Settings.from_env(
         {
@@ -210,8 +210,11 @@ def test_default_judge_puts_the_llm_in_front_when_configured(fake: FakeChat) -> 
             "MEMSIEVE_JUDGE_LLM_API_KEY": "sk-test",
         }
     )
-    judge = default_judge(settings)
+    judge = service_judge(settings)
     assert isinstance(judge, LLMJudge) and judge.name == "llm:fake-model"
+    assert judge.fallback.name == "classifier"  # type: ignore[attr-defined]
+    hashing = Settings.from_env({"MEMSIEVE_EMBEDDER": "hashing", "MEMSIEVE_JUDGE_LLM_MODEL": "m"})
+    assert service_judge(hashing).name == "guards"  # type: ignore[attr-defined]
     assert "sk-test" not in repr(settings)
 
 

@@ -117,22 +117,18 @@ def default_judge(settings: Settings | None = None, *, embedder_model: str | Non
     - otherwise the trained pair classifier (`memsieve.gate.judge_classifier`): hard guards,
       token alignment with MiniLM's contextual word vectors, soft guard signals, trained
       weights; without the local model installed, a lexical alignment (stricter);
-    - with MEMSIEVE_JUDGE_LLM_MODEL set, the LLM judge (`memsieve.gate.judge_llm`) in front,
-      the classifier as its fallback when the endpoint keeps failing.
+
+    The service puts the optional LLM judge in front of it (`memsieve.judge_llm.service_judge`:
+    this package stays free of network clients).
     """
     if settings is None:
         settings = _settings()
     model = embedder_model or _embedder_model(settings)
     if model.startswith("hashing"):
         return GuardJudge()
-    from memsieve.gate import judge_classifier, judge_llm
+    from memsieve.gate import judge_classifier
 
-    base: Judge = judge_classifier.classifier_judge(model)
-    config = judge_llm.config_from_settings(settings) if settings is not None else None
-    if config is None or settings is None:
-        return base
-    limiter = judge_llm.limiter_from_settings(settings, config)
-    return judge_llm.LLMJudge(config, base, limiter=limiter)
+    return judge_classifier.classifier_judge(model)
 
 
 def _settings() -> Settings | None:

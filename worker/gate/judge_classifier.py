@@ -133,7 +133,7 @@ class ClassifierJudge:
         )
 
     def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list:  # list[Judgement]
-        from memsieve.gate.judge import Judgement, Verdict
+        from memsieve.gate.decide import Judgement, Verdict
 
         if not pairs:
             return []

@@ -40,6 +40,7 @@ from memsieve.gate.decide import Candidate, Incoming, Veto
 from memsieve.gate.judge_features import HARD_GUARDS
 
 if TYPE_CHECKING:
+    from memsieve.gate.decide import Judge
     from memsieve.settings import Settings
 
 
@@ -101,6 +102,18 @@ def limiter_from_settings(settings: Settings, config: LLMConfig) -> RateLimiter 
     return RedisRateLimiter(client, f"judge:{config.model}", rpm=rpm, tpm=tpm)
 
 
+def service_judge(settings: Settings | None = None) -> Judge:
+    """The judge the service's gate uses: `memsieve.gate.judge.default_judge`, with the LLM
+    judge in front of it when MEMSIEVE_JUDGE_LLM_MODEL is set."""
+    from memsieve.gate.judge import default_judge
+
+    base = default_judge(settings)
+    config = config_from_settings(settings) if settings is not None else None
+    if config is None or settings is None or getattr(base, "name", "") == "guards":
+        return base
+    return LLMJudge(config, base, limiter=limiter_from_settings(settings, config))
+
+
 def pair_key(model: str, live: str, incoming: str) -> str:
     h = hashlib.sha256()
     for part in (model, live, incoming):
@@ -149,7 +162,7 @@ class LLMJudge:
     # -- Judge -------------------------------------------------------------------------
 
     def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Any]:
-        from memsieve.gate.judge import Judgement, Verdict
+        from memsieve.gate.decide import Judgement, Verdict
 
         out: list[Any] = [None] * len(pairs)
         ask: list[int] = []
