@@ -152,6 +152,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=512)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--llm-only", action="store_true", help="only the LLM judge's calls")
+    ap.add_argument(
+        "--streams", default="mixed,all-close", help="comma-separated: mixed, all-close"
+    )
     opts = ap.parse_args()
     rng = np.random.default_rng(15)
     events = stream(opts.events, rng)
@@ -163,7 +167,8 @@ def main() -> None:
         f"{opts.events} events, 3 candidates each, threshold {threshold}, medians of "
         f"{opts.repeats} runs, CPU ms per event"
     )
-    for close_all in (False, True):
+    streams = [] if opts.llm_only else opts.streams.split(",")
+    for close_all in [name == "all-close" for name in streams]:
         for kind in ("judge-cold", "judge-warm"):
             g_runs, j_runs, ratios = [], [], []
             judged = 0
