@@ -84,9 +84,7 @@ def test_order_and_batching_do_not_change_vectors(embedder: local.LocalEmbedder)
     assert embedder.encode([]).shape == (0, 384)
 
 
-def test_graph_built_once_into_the_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_graph_built_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("onnx")
     monkeypatch.setenv("MEMSIEVE_MODEL_CACHE", str(tmp_path / "cache"))
     first = local.graph_path()
