@@ -9,11 +9,10 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from typing import Any
 
 import psycopg
-from memsieve import errors, logs
+from memsieve import errors
 from memsieve.cli.common import fail, resolve
 from memsieve.ops.services import EmbeddedServices
 from memsieve.settings import Settings, redact_url
@@ -251,9 +250,3 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "down", help="stop the embedded Postgres and Redis started for MEMSIEVE_HOME"
     )
     p.set_defaults(func=cmd_down)
-
-
-def settings_for(args: argparse.Namespace) -> Settings:
-    settings = Settings.from_env()
-    logs.setup(settings.log_format, settings.log_level)
-    return replace(settings)
