@@ -50,9 +50,8 @@ def distinct_events(n: int) -> list[dict[str, Any]]:
 
 
 def raw_rate(texts: list[str], threads: int, batch: int) -> float:
-    os.environ["MEMSIEVE_LOCAL_THREADS"] = str(threads)
     local._runtime = None  # a fresh session with this thread count
-    emb = local.LocalEmbedder()
+    emb = local.LocalEmbedder(threads=threads, cache=Settings.from_env().model_cache)
     emb.encode(texts[:batch])  # warm
     started = time.perf_counter()
     for chunk in harness.chunks(texts, batch):
@@ -101,7 +100,7 @@ def main() -> None:
 
     events = distinct_events(args.events)
     texts = [memory_text(e["heading"], e["content"]) for e in events]
-    local.graph_path()  # build the ONNX graph once, outside every timing
+    local.graph_path(Settings.from_env().model_cache)  # built once, outside every timing
     runs: dict[str, list[float]] = {"raw-1": [], "raw-2": [], "e2e-1": [], "e2e-all": []}
     with harness.Services() as svc:
         for rep in range(args.repeats):

@@ -4,7 +4,6 @@ QUEUE = "memsieve"
 
 TASK_CAPTURE = "memsieve.capture"
 TASK_FLUSH = "memsieve.flush"
-TASK_SWEEP = "memsieve.sweep"
 
 KEY_PREFIX = "memsieve"
 

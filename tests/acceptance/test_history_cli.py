@@ -9,7 +9,7 @@ import sys
 from datetime import datetime, timedelta
 from typing import Any
 
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 STAGING = "The staging database listens on port 5433, behind the VPN."
 PROD = "The production database listens on port 5432, behind the bastion."

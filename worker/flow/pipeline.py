@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ import redis
 from memsieve import embedders, errors, metrics
 from memsieve.capture import policy, secrets
 from memsieve.embedders import batching
-from memsieve.flow import embed, faults
+from memsieve.flow import embed
 from memsieve.flow.locks import NamespaceLock
 from memsieve.gate import guards, thresholds
 from memsieve.ops import scrub
@@ -54,6 +53,10 @@ class FlushResult:
     # Events that failed this round and stay pending (retried later, with backoff).
     failed: list[str] = field(default_factory=list)
     lock_lost: bool = False
+    # Refused at flush time (a `supersedes` naming no memory of the namespace).
+    refused: list[str] = field(default_factory=list)
+    # Left pending for the next round of this flush (see Pipeline._resolve_targets).
+    deferred: list[str] = field(default_factory=list)
 
 
 def _canonical(obj: Any) -> bytes:
@@ -119,20 +122,44 @@ def ledger_id(event: ev.CaptureEvent, obj: Any, key: bytes, verdict: Any = None)
 def _decode(raw: Any) -> tuple[Any, tuple[str, str] | None]:
     """(object, None) for an item that validates as an event, else (object, (reason, detail))."""
     obj = raw
-    if isinstance(raw, (str, bytes)):
+    if isinstance(raw, bytes):
         try:
             obj = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            return None, ("malformed_json", "not valid JSON")
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return None, ("malformed_json", "bytes that are not valid JSON")
+    elif isinstance(raw, str):
+        # A string argument arrived as valid JSON; it is an event only if it is itself the
+        # JSON text of one (a producer that encoded twice).
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):
+            return raw, (
+                "malformed_json",
+                "expected a JSON object, got a string whose text is not JSON",
+            )
+        if not isinstance(obj, dict):
+            return raw, ("not_an_event", "expected a JSON object, got a string")
     if not isinstance(obj, dict):
-        return obj, ("not_an_event", "expected a JSON object")
+        return obj, ("not_an_event", f"expected a JSON object, got {_json_type(obj)}")
     try:
         ev.CaptureEvent.model_validate(obj)
     except ValidationError as exc:
-        return obj, ("invalid", ev.first_error(exc))
+        return obj, ("invalid_event", ev.first_error(exc))
     except RecursionError:
-        return obj, ("invalid", "event: nested too deeply")
+        return obj, ("invalid_event", "event: nested too deeply")
     return obj, None
+
+
+def _json_type(obj: Any) -> str:
+    if obj is None:
+        return "null"
+    if isinstance(obj, bool):
+        return "a boolean"
+    if isinstance(obj, (int, float)):
+        return "a number"
+    if isinstance(obj, (list, tuple)):
+        return "an array"
+    return "a value of another type"
 
 
 def event_id_for(raw: Any, key: bytes | None = None) -> str:
@@ -166,7 +193,11 @@ class Pipeline:
     ) -> None:
         self.settings = settings
         assert settings.database_url and settings.redis_url, "call Settings.resolved() first"
-        self.store = store or Store(settings.database_url)
+        self.store = store or Store(
+            settings.database_url,
+            gate_search=settings.gate_search,
+            cache_mb=settings.gate_cache_mb,
+        )
         self.redis = redis_client or redis.Redis.from_url(
             settings.redis_url,
             socket_timeout=10,
@@ -175,7 +206,7 @@ class Pipeline:
             retry_on_timeout=True,
         )
         self._embedder = embedder
-        self.policy = policy.PolicyConfig.load(settings.policy_file, os.environ)
+        self.policy = settings.policy or policy.PolicyConfig.load(settings.policy_file, {})
         from memsieve.ops import home
 
         self.key = home.install_key(settings.key_path)
@@ -196,7 +227,7 @@ class Pipeline:
 
     def threshold_for(self, kind: str) -> float:
         # MEMSIEVE_THRESHOLD_<KIND> beats MEMSIEVE_THRESHOLD beats the measured table.
-        return thresholds.threshold_for(self.embedder.model, kind)
+        return thresholds.threshold_for(self.embedder.model, kind, self.settings)
 
     # -- stage 1: capture -------------------------------------------------------------
     def parse(self, raw: Any) -> tuple[InboxEvent, ev.CaptureEvent | None]:
@@ -212,7 +243,10 @@ class Pipeline:
             # A validation message may name a field the producer made up: never keep one
             # that reads as a secret.
             detail = secrets.redact(err[1])
-            return self._refused(eid, _given_namespace(obj), err[0], detail), None
+            row = self._refused(eid, _given_namespace(obj), err[0], detail)
+            # Keyed: the raw bytes of a short refused item would be guessable from a plain hash.
+            row.payload_hash = secrets.keyed_id(self.key, _raw_bytes(raw))
+            return row, None
         event = ev.CaptureEvent.model_validate(obj)
         verdict = policy.evaluate(event, self.policy, self.key)
         eid = ledger_id(event, obj, self.key, verdict)
@@ -243,6 +277,69 @@ class Pipeline:
         return row, event
 
     @staticmethod
+    def _reuse(row: InboxEvent, stored_hash: str) -> InboxEvent:
+        """The row of a payload whose event id was already used for another payload.
+
+        Recorded, never dropped: under an id derived from the reused id and this payload's
+        hash (so a redelivery of it is a duplicate), refused with both hashes in the
+        detail and the reused id in `reused_id`. It keeps no text.
+        """
+        eid = ev.derive_event_id("reused", row.event_id, row.payload_hash).replace(
+            "h-", "reused-", 1
+        )
+        out = Pipeline._refused(
+            eid,
+            row.namespace,
+            "event_id_reused",
+            f"event id already used for another payload (payload {stored_hash[:16]}; "
+            f"this one {row.payload_hash[:16]})",
+        )
+        out.payload_hash = row.payload_hash
+        out.reused_id = row.event_id
+        return out
+
+    def _parse_safely(self, raw: Any) -> InboxEvent:
+        """`parse`, and an event it cannot handle is refused (its mates are not)."""
+        try:
+            return self.parse(raw)[0]
+        except Exception as exc:  # noqa: BLE001 - one event never costs its message-mates
+            try:
+                eid = event_id_for(raw, self.key)
+            except Exception:  # noqa: BLE001
+                eid = secrets.keyed_id(self.key, repr(raw).encode("utf-8", "backslashreplace"))
+            log.warning("capture: could not read an event: %s", type(exc).__name__)
+            return self._refused(
+                eid, None, "invalid_event", f"event: unreadable ({type(exc).__name__})"
+            )
+
+    def _insert(self, unique: dict[str, InboxEvent]) -> list[str]:
+        """Insert the rows; if the store refuses the batch for a value (not for being
+        down), insert one by one and record each row it refuses as an invalid event."""
+        try:
+            return self.store.insert_events(list(unique.values()))
+        except (psycopg.OperationalError, psycopg.errors.AdminShutdown):
+            raise
+        except (psycopg.DataError, psycopg.IntegrityError, psycopg.ProgrammingError) as exc:
+            log.warning("capture: the store refused a batch (%s); one by one", type(exc).__name__)
+        new: list[str] = []
+        for eid, row in unique.items():
+            try:
+                new += self.store.insert_events([row])
+            except (psycopg.OperationalError, psycopg.errors.AdminShutdown):
+                raise
+            except (psycopg.DataError, psycopg.IntegrityError, psycopg.ProgrammingError) as exc:
+                refused = self._refused(
+                    eid,
+                    row.namespace,
+                    "invalid_event",
+                    f"event: the store cannot hold one of its values ({type(exc).__name__})",
+                )
+                refused.payload_hash = row.payload_hash  # a redelivery stays a duplicate
+                unique[eid] = refused
+                new += self.store.insert_events([refused])
+        return new
+
+    @staticmethod
     def _refused(eid: str, namespace: str | None, reason: str, detail: str) -> InboxEvent:
         return InboxEvent(
             event_id=eid,
@@ -258,12 +355,27 @@ class Pipeline:
 
     def accept(self, items: Sequence[Any]) -> list[Accepted]:
         """Validate, filter and persist events; idempotent by event id."""
-        rows = [self.parse(item)[0] for item in items]
-        # One event id twice in one batch: the first wins, like a redelivery.
+        rows = [self._parse_safely(item) for item in items]
+        # One event id twice in one batch: the first wins, like a redelivery; the same id
+        # with another payload is a reuse (below).
         unique: dict[str, InboxEvent] = {}
         for r in rows:
             unique.setdefault(r.event_id, r)
-        new = set(self.store.insert_events(list(unique.values())))
+        new = set(self._insert(unique))
+        rows = [
+            unique[r.event_id] if unique[r.event_id].payload_hash == r.payload_hash else r
+            for r in rows
+        ]
+        stored = self.store.payload_hashes([eid for eid in unique if eid not in new])
+        stored.update((eid, unique[eid].payload_hash) for eid in new)
+        reused: dict[int, InboxEvent] = {}
+        for n, r in enumerate(rows):
+            if r.event_id in stored and stored[r.event_id] != r.payload_hash:
+                reused[n] = self._reuse(r, stored[r.event_id])
+        if reused:
+            by_id = {r.event_id: r for r in reused.values()}
+            new |= set(self.store.insert_events(list(by_id.values())))
+            rows = [reused.get(n, r) for n, r in enumerate(rows)]
         # Refused messages may hold a secret the broker still keeps on disk: count them
         # so the sweeper rewrites the broker's append-only file (memsieve.ops.scrub).
         refused = sum(
@@ -307,9 +419,17 @@ class Pipeline:
             # worker owns the namespace now. Correctness never depended on the lock (the
             # advisory lock and the pending re-check in write_batch guard each write).
             while not lock.lost:
-                pending = self.store.claim_pending(
-                    namespace, self.settings.batch_size, exclude=result.failed
-                )
+                try:
+                    pending = self.store.claim_pending(
+                        namespace, self.settings.batch_size, exclude=result.failed
+                    )
+                except psycopg.DataError:
+                    buried = self.store.bury_unloadable(namespace)
+                    if not buried:
+                        raise
+                    result.dead.extend(buried)
+                    metrics.died(buried)
+                    continue
                 if not pending:
                     break
                 pending = self._bury_crashers(namespace, pending, result)
@@ -381,10 +501,59 @@ class Pipeline:
                     "could not clear the claim on %d events: %s", len(ids), type(exc).__name__
                 )
 
+    def _resolve_targets(
+        self, namespace: str, pending: list[Pending], result: FlushResult
+    ) -> list[Pending]:
+        """Point each `supersedes` at the live memory it means, or refuse the event.
+
+        A target that is no memory of this namespace (missing, or another tenant's) is
+        refused (`supersedes_unknown`); one already superseded resolves to the live end of
+        its chain, so a chain never gets two live versions. Two events of one batch that
+        resolve to the same memory: the later waits for the next round (when it resolves
+        to the memory the first wrote), which keeps the chain single.
+        """
+        targets = sorted({p.target_memory for p in pending if p.target_memory})
+        if not targets:
+            return pending
+        live = self.store.live_successors(namespace, targets)
+        keep: list[Pending] = []
+        taken: set[str] = set()
+        for p in pending:
+            if not p.target_memory:
+                keep.append(p)
+                continue
+            resolved = live.get(p.target_memory)
+            if resolved is None:
+                detail = "supersedes names no live memory chain of this namespace"
+                if self.store.refuse_pending(p.event_id, "supersedes_unknown", detail):
+                    metrics.refused("supersedes_unknown")
+                    result.refused.append(p.event_id)
+                    decisions_log.info(
+                        "rejected",
+                        extra={
+                            "event_id": p.event_id,
+                            "namespace": namespace,
+                            "decision": "rejected",
+                            "reason": "supersedes_unknown",
+                        },
+                    )
+                continue
+            if resolved in taken:
+                result.deferred.append(p.event_id)
+                continue
+            taken.add(resolved)
+            if resolved != p.target_memory:
+                self.store.retarget(p.event_id, resolved)
+                p.target_memory = resolved
+            keep.append(p)
+        return keep
+
     def _process(self, namespace: str, pending: list[Pending], result: FlushResult) -> None:
+        pending = self._resolve_targets(namespace, pending, result)
+        if not pending:
+            return
         emb = self.embedder
         items = [(p.content_hash, ev.memory_text(p.heading, p.content)) for p in pending]
-        faults.pause("embed", namespace, len(pending))
         try:
             outcomes = embed.embed_items(emb, self.store, items)
         except batching.EmbedderRefused as exc:
