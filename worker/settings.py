@@ -134,6 +134,14 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
 }
 
 
+def _load_policy(policy_file: str | None, env: Mapping[str, str]) -> PolicyConfig:
+    # Imported here: the policy module is the heaviest part of start-up, and only
+    # settings that are built with a policy need it.
+    from memsieve.capture.policy import PolicyConfig
+
+    return PolicyConfig.load(policy_file, env)
+
+
 def _int(env: Mapping[str, str], name: str, default: int, lo: int = 0) -> int:
     raw = env.get(name, "")
     if raw == "":
@@ -246,7 +254,9 @@ class Settings:
     policy: PolicyConfig | None = field(default=None, repr=False)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+    def from_env(cls, env: Mapping[str, str] | None = None, with_policy: bool = True) -> Settings:
+        """Every setting, validated. `with_policy=False` leaves the capture policy unloaded
+        (policy=None): commands that only read the store skip its ~0.2 s import."""
         env = os.environ if env is None else env
         home = Path(env.get("MEMSIEVE_HOME") or "~/.memsieve").expanduser()
         key = env.get("OPENAI_API_KEY", "")
@@ -270,8 +280,6 @@ class Settings:
             raise ConfigError("MEMSIEVE_GATE_SEARCH must be memory or sql")
         # Imported here: the policy module is the heaviest part of start-up, and only
         # settings that are built need it.
-        from memsieve.capture.policy import PolicyConfig
-
         policy_file = env.get("MEMSIEVE_POLICY_FILE") or None
         auth = env.get("MEMSIEVE_FLOWER_BASIC_AUTH", "")
         # Flower takes a comma list of user:password; an empty user or password would let
@@ -335,7 +343,7 @@ class Settings:
                 env.get("MEMSIEVE_MODEL_CACHE")
                 or Path(env.get("XDG_CACHE_HOME") or "~/.cache") / "memsieve"
             ).expanduser(),
-            policy=PolicyConfig.load(policy_file, env),
+            policy=_load_policy(policy_file, env) if with_policy else None,
         )
 
     @property

@@ -88,11 +88,15 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+# Commands that only read the store: no capture policy to load.
+READ_ONLY = {"recall", "events", "stats", "history", "explain", "schema", "down", "migrate"}
+
+
 def settings_for(args: argparse.Namespace) -> Settings:
     from memsieve import logs
     from memsieve.settings import Settings
 
-    settings = Settings.from_env()
+    settings = Settings.from_env(with_policy=args.command not in READ_ONLY)
     logs.setup(settings.log_format, settings.log_level)
     return settings
 
