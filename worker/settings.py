@@ -99,6 +99,10 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "reasoning,trivia,derivable",
         "capture policy: comma list of heuristics on (empty: off)",
     ),
+    "MEMSIEVE_MCP_NAMESPACES": (
+        "",
+        "comma list of namespaces `memsieve mcp` serves when no --namespace is given",
+    ),
     "MEMSIEVE_MAX_MESSAGE_BYTES": (
         "16777216",
         "largest capture message body in bytes; a larger one is recorded as message_too_large",
@@ -114,6 +118,11 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "MEMSIEVE_EMBED_TPM": (
         "0",
         "embedding tokens per minute shared by all workers through Redis (0: unlimited)",
+    ),
+    "MEMSIEVE_ON_CONFLICT": (
+        "keep",
+        "what an update of a live memory does: keep (both stay live, linked as a conflict) | "
+        "newest (the update supersedes it); per namespace: keep,team-a=newest",
     ),
     "MEMSIEVE_GATE_SEARCH": (
         "memory",
@@ -209,6 +218,28 @@ def redact_url(url: str) -> str:
     return url
 
 
+ON_CONFLICT_POLICIES = ("keep", "newest")
+
+
+def parse_on_conflict(raw: str) -> tuple[str, dict[str, str]]:
+    """MEMSIEVE_ON_CONFLICT: "keep", "newest", or a comma list of a default and ns=policy."""
+    default, by_ns = "keep", {}
+    for item in (p.strip() for p in raw.split(",")):
+        if not item:
+            continue
+        ns, sep, policy = item.rpartition("=")
+        if policy not in ON_CONFLICT_POLICIES or (sep and not ns.strip()):
+            raise ConfigError(
+                "MEMSIEVE_ON_CONFLICT must be keep or newest, optionally per namespace"
+                f" (keep,team-a=newest), got {raw!r}"
+            )
+        if sep:
+            by_ns[ns.strip()] = policy
+        else:
+            default = policy
+    return default, by_ns
+
+
 @dataclass
 class Settings:
     home: Path
@@ -240,6 +271,8 @@ class Settings:
     key_file: str | None = None
     # Largest capture message accepted (bytes of the body as the broker delivers it).
     max_message_bytes: int = 16 * 1024 * 1024
+    # MEMSIEVE_MCP_NAMESPACES: the namespaces `memsieve mcp` serves when --namespace is absent.
+    mcp_namespaces: tuple[str, ...] = ()
     # MEMSIEVE_THRESHOLD_<KIND>, by lower-case kind; beats `threshold`.
     kind_thresholds: dict[str, float] = field(default_factory=dict)
     embed_rpm: int = 0
@@ -252,6 +285,13 @@ class Settings:
     model_cache: Path = field(default_factory=lambda: Path("~/.cache/memsieve").expanduser())
     # The capture policy: defaults, MEMSIEVE_POLICY_FILE, MEMSIEVE_POLICY_* (loaded once).
     policy: PolicyConfig | None = field(default=None, repr=False)
+    # MEMSIEVE_ON_CONFLICT: the default policy and per-namespace choices (keep | newest).
+    on_conflict: str = "keep"
+    on_conflict_by_namespace: dict[str, str] = field(default_factory=dict)
+
+    def on_conflict_for(self, namespace: str) -> str:
+        """keep | newest: what the gate does with an update of a live memory in `namespace`."""
+        return self.on_conflict_by_namespace.get(namespace, self.on_conflict)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, with_policy: bool = True) -> Settings:
@@ -297,6 +337,7 @@ class Settings:
                 f"MEMSIEVE_METRICS_HASH_NAMESPACES must be auto, true or false, got {hash_ns!r}"
             )
         redis_url = _url(env, "MEMSIEVE_REDIS_URL", ("redis", "rediss", "unix"))
+        on_conflict, on_conflict_ns = parse_on_conflict(env.get("MEMSIEVE_ON_CONFLICT", ""))
         return cls(
             home=home,
             database_url=_url(env, "MEMSIEVE_DATABASE_URL", ("postgresql", "postgres")),
@@ -332,6 +373,9 @@ class Settings:
             ),
             key_file=env.get("MEMSIEVE_KEY_FILE") or None,
             max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
+            mcp_namespaces=tuple(
+                n.strip() for n in env.get("MEMSIEVE_MCP_NAMESPACES", "").split(",") if n.strip()
+            ),
             kind_thresholds=_kind_thresholds(env),
             embed_rpm=_int(env, "MEMSIEVE_EMBED_RPM", 0, 0),
             embed_tpm=_int(env, "MEMSIEVE_EMBED_TPM", 0, 0),
@@ -344,6 +388,8 @@ class Settings:
                 or Path(env.get("XDG_CACHE_HOME") or "~/.cache") / "memsieve"
             ).expanduser(),
             policy=_load_policy(policy_file, env) if with_policy else None,
+            on_conflict=on_conflict,
+            on_conflict_by_namespace=on_conflict_ns,
         )
 
     @property

@@ -222,3 +222,18 @@ def test_a_bad_setting_stops_a_command_at_start_up_with_its_name() -> None:
     assert "MEMSIEVE_THRESHOLD_FAILURE must be a cosine distance in [0, 2], got '3'" in (
         done.stderr
     )
+
+
+def test_on_conflict_defaults_to_keep_and_may_differ_per_namespace() -> None:
+    s = Settings.from_env({})
+    assert (s.on_conflict, s.on_conflict_for("any")) == ("keep", "keep")
+    s = Settings.from_env({"MEMSIEVE_ON_CONFLICT": "newest"})
+    assert s.on_conflict_for("any") == "newest"
+    s = Settings.from_env({"MEMSIEVE_ON_CONFLICT": "keep, team-a=newest"})
+    assert [s.on_conflict_for(ns) for ns in ("team-a", "team-b")] == ["newest", "keep"]
+
+
+@pytest.mark.parametrize("raw", ["latest", "keep,team-a=oldest", "=newest", "keep,newest=x"])
+def test_bad_on_conflict_fails_at_start_up(raw: str) -> None:
+    with pytest.raises(ConfigError, match="MEMSIEVE_ON_CONFLICT must be keep or newest"):
+        Settings.from_env({"MEMSIEVE_ON_CONFLICT": raw})

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 # Which module registers each command, so a command imports only its own module (and
 # what that module needs): `memsieve stats` does not pay for Celery, the backfill reader
 # or the embedded-service supervisor. `--help` and unknown commands import them all.
-MODULES = ("service", "events", "read", "history", "backfill", "reembed")
+MODULES = ("service", "events", "read", "history", "conflicts", "backfill", "reembed")
 COMMANDS = {
     "up": "service",
     "worker": "service",
@@ -31,6 +31,8 @@ COMMANDS = {
     "history": "history",
     "explain": "history",
     "revert": "history",
+    "conflicts": "conflicts",
+    "resolve": "conflicts",
     "backfill": "backfill",
     "reembed": "reembed",
 }
@@ -41,6 +43,11 @@ EXTERNAL = {
         "memsieve.cli.calibrate",
         "cli_calibrate",
         "precision/recall of the gate on labelled pairs",
+    ),
+    "mcp": (
+        "memsieve.cli.mcp",
+        "cli_mcp",
+        "serve agents over MCP: remember, recall, history, explain",
     ),
 }
 
@@ -96,7 +103,7 @@ def settings_for(args: argparse.Namespace) -> Settings:
     from memsieve import logs
     from memsieve.settings import Settings
 
-    settings = Settings.from_env(with_policy=args.command not in READ_ONLY)
+    settings = Settings.from_env(with_policy=getattr(args, "command", None) not in READ_ONLY)
     logs.setup(settings.log_format, settings.log_level)
     return settings
 

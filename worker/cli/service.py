@@ -319,3 +319,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "down", help="stop the embedded Postgres and Redis started for MEMSIEVE_HOME"
     )
     p.set_defaults(func=cmd_down)
+
+
+def settings_for(args: argparse.Namespace) -> Settings:
+    """Settings from the environment, logging set up (lives in memsieve.cli.main)."""
+    from memsieve.cli import main
+
+    return main.settings_for(args)
