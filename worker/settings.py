@@ -99,10 +99,6 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "reasoning,trivia,derivable",
         "capture policy: comma list of heuristics on (empty: off)",
     ),
-    "MEMSIEVE_MCP_NAMESPACES": (
-        "",
-        "comma list of namespaces `memsieve mcp` serves when no --namespace is given",
-    ),
     "MEMSIEVE_MAX_MESSAGE_BYTES": (
         "16777216",
         "largest capture message body in bytes; a larger one is recorded as message_too_large",
@@ -135,6 +131,10 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "MEMSIEVE_MODEL_CACHE": (
         "$XDG_CACHE_HOME/memsieve or ~/.cache/memsieve",
         "where the local embedder keeps the ONNX graph it builds from the packaged weights",
+    ),
+    "MEMSIEVE_MCP_NAMESPACES": (
+        "",
+        "comma list of the namespaces `memsieve mcp` may use (when no --namespace is given)",
     ),
     "MEMSIEVE_GATE_CACHE_MB": (
         "512",
@@ -271,8 +271,6 @@ class Settings:
     key_file: str | None = None
     # Largest capture message accepted (bytes of the body as the broker delivers it).
     max_message_bytes: int = 16 * 1024 * 1024
-    # MEMSIEVE_MCP_NAMESPACES: the namespaces `memsieve mcp` serves when --namespace is absent.
-    mcp_namespaces: tuple[str, ...] = ()
     # MEMSIEVE_THRESHOLD_<KIND>, by lower-case kind; beats `threshold`.
     kind_thresholds: dict[str, float] = field(default_factory=dict)
     embed_rpm: int = 0
@@ -285,6 +283,8 @@ class Settings:
     model_cache: Path = field(default_factory=lambda: Path("~/.cache/memsieve").expanduser())
     # The capture policy: defaults, MEMSIEVE_POLICY_FILE, MEMSIEVE_POLICY_* (loaded once).
     policy: PolicyConfig | None = field(default=None, repr=False)
+    # MEMSIEVE_MCP_NAMESPACES: the MCP server's namespaces when no --namespace is given.
+    mcp_namespaces: tuple[str, ...] = ()
     # MEMSIEVE_ON_CONFLICT: the default policy and per-namespace choices (keep | newest).
     on_conflict: str = "keep"
     on_conflict_by_namespace: dict[str, str] = field(default_factory=dict)
@@ -373,9 +373,6 @@ class Settings:
             ),
             key_file=env.get("MEMSIEVE_KEY_FILE") or None,
             max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
-            mcp_namespaces=tuple(
-                n.strip() for n in env.get("MEMSIEVE_MCP_NAMESPACES", "").split(",") if n.strip()
-            ),
             kind_thresholds=_kind_thresholds(env),
             embed_rpm=_int(env, "MEMSIEVE_EMBED_RPM", 0, 0),
             embed_tpm=_int(env, "MEMSIEVE_EMBED_TPM", 0, 0),
@@ -387,6 +384,13 @@ class Settings:
                 env.get("MEMSIEVE_MODEL_CACHE")
                 or Path(env.get("XDG_CACHE_HOME") or "~/.cache") / "memsieve"
             ).expanduser(),
+            mcp_namespaces=tuple(
+                dict.fromkeys(
+                    n.strip()
+                    for n in env.get("MEMSIEVE_MCP_NAMESPACES", "").split(",")
+                    if n.strip()
+                )
+            ),
             policy=_load_policy(policy_file, env) if with_policy else None,
             on_conflict=on_conflict,
             on_conflict_by_namespace=on_conflict_ns,

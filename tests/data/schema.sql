@@ -38,7 +38,7 @@ BEGIN
         WHERE closed_at IS NULL AND NEW.id IN (older_id, newer_id);
     ELSIF OLD.deleted_at IS NOT NULL AND NEW.deleted_at IS NULL THEN
         UPDATE memory_conflicts c
-        SET closed_at = NULL, closed_how = NULL, loser_id = NULL
+        SET closed_at = NULL, closed_how = NULL, loser_id = NULL, closed_by = NULL, note = NULL
         WHERE c.loser_id = NEW.id
           AND EXISTS (
               SELECT 1 FROM memories m
@@ -152,6 +152,8 @@ CREATE TABLE public.memory_conflicts (
     closed_at timestamp with time zone,
     closed_how text,
     loser_id uuid,
+    closed_by text,
+    note text,
     CONSTRAINT memory_conflicts_check CHECK ((older_id <> newer_id)),
     CONSTRAINT memory_conflicts_check1 CHECK (((closed_at IS NULL) = (closed_how IS NULL))),
     CONSTRAINT memory_conflicts_check2 CHECK (((closed_at IS NULL) = (loser_id IS NULL))),
