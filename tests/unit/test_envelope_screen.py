@@ -3,6 +3,7 @@ message keeps, and what refuses a message (the acceptance test runs it on real b
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ def test_a_capture_keeps_its_events_and_loses_every_option() -> None:
     headers = {
         "task": CAPTURE,
         "id": "t-1",
-        "eta": "2000-01-01T00:00:00",
+        "eta": "2000-01-01T00:00:00",  # long past: runs now
         "expires": "2000-01-01T00:00:00",
         "timelimit": [1, 1],
         "retries": 3,
@@ -74,9 +75,26 @@ def test_protocol_1_and_odd_ids() -> None:
     assert clean.headers["id"] == again.headers["id"]  # derived from the bytes: stable
 
 
-def test_flush_takes_one_namespace_and_keeps_its_countdown() -> None:
-    clean = envelope.screen(FLUSH, 2, {"eta": "2026-01-01T00:00:00"}, [["ns"], {}, None], b"r")
-    assert clean.body[0] == ["ns"] and clean.headers["eta"] == "2026-01-01T00:00:00"
+@pytest.mark.parametrize("task", [CAPTURE, FLUSH])
+def test_only_a_near_eta_is_kept(task: str) -> None:
+    """A retry's countdown (at most 30 s) is kept; a far, past or broken eta runs now."""
+    now = datetime.now(UTC)
+    body = [[E1] if task == CAPTURE else ["ns"], {}, None]
+    for eta, kept in [
+        ((now + timedelta(seconds=20)).isoformat(), True),
+        ((now + timedelta(hours=2)).isoformat(), False),
+        ((now - timedelta(seconds=5)).isoformat(), False),
+        ("9999-12-31T23:59:59+00:00", False),
+        ("tomorrow", False),
+        (12, False),
+    ]:
+        clean = envelope.screen(task, 2, {"eta": eta}, body, b"r")
+        assert (clean.headers["eta"] is not None) == kept, eta
+
+
+def test_flush_takes_one_namespace() -> None:
+    clean = envelope.screen(FLUSH, 2, {}, [["ns"], {}, None], b"r")
+    assert clean.body[0] == ["ns"] and clean.headers["eta"] is None
     for args in ([], [1], ["a", "b"], [None], [["ns"]]):
         with pytest.raises(envelope.Refused):
             envelope.screen(FLUSH, 2, {}, [args, {}, None], b"r")
