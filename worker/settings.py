@@ -99,10 +99,6 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "reasoning,trivia,derivable",
         "capture policy: comma list of heuristics on (empty: off)",
     ),
-    "MEMSIEVE_MCP_NAMESPACES": (
-        "",
-        "comma list of namespaces `memsieve mcp` serves when no --namespace is given",
-    ),
     "MEMSIEVE_MAX_MESSAGE_BYTES": (
         "16777216",
         "largest capture message body in bytes; a larger one is recorded as message_too_large",
@@ -128,7 +124,18 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "memory",
         "memory (exact, per-worker matrix of a namespace's live vectors) | sql (one query per event)",
     ),
-    "MEMSIEVE_TORCH_THREADS": ("1", "threads of the local embedder per worker process"),
+    "MEMSIEVE_LOCAL_THREADS": (
+        "0",
+        "cores the local embedder uses per worker process (0: every core this process may use)",
+    ),
+    "MEMSIEVE_MODEL_CACHE": (
+        "$XDG_CACHE_HOME/memsieve or ~/.cache/memsieve",
+        "where the local embedder keeps the ONNX graph it builds from the packaged weights",
+    ),
+    "MEMSIEVE_MCP_NAMESPACES": (
+        "",
+        "comma list of the namespaces `memsieve mcp` may use (when no --namespace is given)",
+    ),
     "MEMSIEVE_JUDGE_LLM_MODEL": ("", "chat model of the optional LLM judge (unset: off)"),
     "MEMSIEVE_JUDGE_LLM_BASE_URL": (
         "= MEMSIEVE_OPENAI_BASE_URL",
@@ -151,6 +158,14 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "per-process budget for cached namespaces' vectors (least recently used evicted)",
     ),
 }
+
+
+def _load_policy(policy_file: str | None, env: Mapping[str, str]) -> PolicyConfig:
+    # Imported here: the policy module is the heaviest part of start-up, and only
+    # settings that are built with a policy need it.
+    from memsieve.capture.policy import PolicyConfig
+
+    return PolicyConfig.load(policy_file, env)
 
 
 def _int(env: Mapping[str, str], name: str, default: int, lo: int = 0) -> int:
@@ -273,14 +288,12 @@ class Settings:
     key_file: str | None = None
     # Largest capture message accepted (bytes of the body as the broker delivers it).
     max_message_bytes: int = 16 * 1024 * 1024
-    # The optional LLM judge of the gate (memsieve.gate.judge_llm): off while the model is "".
+    # The optional LLM judge of the gate (memsieve.judge_llm): off while the model is "".
     judge_llm_model: str = ""
     judge_llm_base_url: str | None = None
     judge_llm_api_key: str = field(default="", repr=False)
     judge_llm_rpm: int = 0
     judge_llm_tpm: int = 0
-    # MEMSIEVE_MCP_NAMESPACES: the namespaces `memsieve mcp` serves when --namespace is absent.
-    mcp_namespaces: tuple[str, ...] = ()
     # MEMSIEVE_THRESHOLD_<KIND>, by lower-case kind; beats `threshold`.
     kind_thresholds: dict[str, float] = field(default_factory=dict)
     embed_rpm: int = 0
@@ -288,9 +301,13 @@ class Settings:
     gate_search: str = "memory"
     gate_cache_mb: int = 512
     startup_wait: int = 120
-    torch_threads: int = 1
+    # 0: every core this process may use.
+    local_threads: int = 0
+    model_cache: Path = field(default_factory=lambda: Path("~/.cache/memsieve").expanduser())
     # The capture policy: defaults, MEMSIEVE_POLICY_FILE, MEMSIEVE_POLICY_* (loaded once).
     policy: PolicyConfig | None = field(default=None, repr=False)
+    # MEMSIEVE_MCP_NAMESPACES: the MCP server's namespaces when no --namespace is given.
+    mcp_namespaces: tuple[str, ...] = ()
     # MEMSIEVE_ON_CONFLICT: the default policy and per-namespace choices (keep | newest).
     on_conflict: str = "keep"
     on_conflict_by_namespace: dict[str, str] = field(default_factory=dict)
@@ -300,7 +317,9 @@ class Settings:
         return self.on_conflict_by_namespace.get(namespace, self.on_conflict)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+    def from_env(cls, env: Mapping[str, str] | None = None, with_policy: bool = True) -> Settings:
+        """Every setting, validated. `with_policy=False` leaves the capture policy unloaded
+        (policy=None): commands that only read the store skip its ~0.2 s import."""
         env = os.environ if env is None else env
         home = Path(env.get("MEMSIEVE_HOME") or "~/.memsieve").expanduser()
         key = env.get("OPENAI_API_KEY", "")
@@ -324,8 +343,6 @@ class Settings:
             raise ConfigError("MEMSIEVE_GATE_SEARCH must be memory or sql")
         # Imported here: the policy module is the heaviest part of start-up, and only
         # settings that are built need it.
-        from memsieve.capture.policy import PolicyConfig
-
         policy_file = env.get("MEMSIEVE_POLICY_FILE") or None
         auth = env.get("MEMSIEVE_FLOWER_BASIC_AUTH", "")
         # Flower takes a comma list of user:password; an empty user or password would let
@@ -385,17 +402,25 @@ class Settings:
             judge_llm_api_key=env.get("MEMSIEVE_JUDGE_LLM_API_KEY", "") or key,
             judge_llm_rpm=_int(env, "MEMSIEVE_JUDGE_LLM_RPM", 0, 0),
             judge_llm_tpm=_int(env, "MEMSIEVE_JUDGE_LLM_TPM", 0, 0),
-            mcp_namespaces=tuple(
-                n.strip() for n in env.get("MEMSIEVE_MCP_NAMESPACES", "").split(",") if n.strip()
-            ),
             kind_thresholds=_kind_thresholds(env),
             embed_rpm=_int(env, "MEMSIEVE_EMBED_RPM", 0, 0),
             embed_tpm=_int(env, "MEMSIEVE_EMBED_TPM", 0, 0),
             gate_search=gate_search,
             gate_cache_mb=_int(env, "MEMSIEVE_GATE_CACHE_MB", 512, 1),
             startup_wait=_int(env, "MEMSIEVE_STARTUP_WAIT", 120, 0),
-            torch_threads=_int(env, "MEMSIEVE_TORCH_THREADS", 1, 1),
-            policy=PolicyConfig.load(policy_file, env),
+            local_threads=_int(env, "MEMSIEVE_LOCAL_THREADS", 0, 0),
+            model_cache=Path(
+                env.get("MEMSIEVE_MODEL_CACHE")
+                or Path(env.get("XDG_CACHE_HOME") or "~/.cache") / "memsieve"
+            ).expanduser(),
+            mcp_namespaces=tuple(
+                dict.fromkeys(
+                    n.strip()
+                    for n in env.get("MEMSIEVE_MCP_NAMESPACES", "").split(",")
+                    if n.strip()
+                )
+            ),
+            policy=_load_policy(policy_file, env) if with_policy else None,
             on_conflict=on_conflict,
             on_conflict_by_namespace=on_conflict_ns,
         )

@@ -25,6 +25,30 @@ CREATE FUNCTION public.memsieve_now() RETURNS timestamp with time zone
                     clock_timestamp())
 $$;
 
+CREATE FUNCTION public.memsieve_track_conflicts() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF OLD.deleted_at IS NULL AND NEW.deleted_at IS NOT NULL THEN
+        UPDATE memory_conflicts
+        SET closed_at = greatest(NEW.deleted_at, opened_at),
+            closed_how = coalesce(nullif(current_setting('memsieve.close_how', true), ''),
+                                  'superseded'),
+            loser_id = NEW.id
+        WHERE closed_at IS NULL AND NEW.id IN (older_id, newer_id);
+    ELSIF OLD.deleted_at IS NOT NULL AND NEW.deleted_at IS NULL THEN
+        UPDATE memory_conflicts c
+        SET closed_at = NULL, closed_how = NULL, loser_id = NULL, closed_by = NULL, note = NULL
+        WHERE c.loser_id = NEW.id
+          AND EXISTS (
+              SELECT 1 FROM memories m
+              WHERE m.id = CASE WHEN c.older_id = NEW.id THEN c.newer_id ELSE c.older_id END
+                AND m.deleted_at IS NULL);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
 CREATE FUNCTION public.memsieve_track_liveness() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -80,6 +104,8 @@ CREATE TABLE public.events (
     finished_at timestamp with time zone,
     decision_record jsonb,
     claims integer DEFAULT 0 NOT NULL,
+    reused_id text,
+    ns_key text GENERATED ALWAYS AS (COALESCE(namespace, ''::text)) STORED NOT NULL,
     CONSTRAINT events_check CHECK (((status = 'written'::text) = (decision IS NOT NULL))),
     CONSTRAINT events_check1 CHECK (((status = 'pending'::text) OR (finished_at IS NOT NULL))),
     CONSTRAINT events_decision_check CHECK ((decision = ANY (ARRAY['inserted'::text, 'superseded'::text, 'merged'::text]))),
@@ -109,6 +135,39 @@ CREATE TABLE public.memories (
     CONSTRAINT memories_check1 CHECK (((supersedes IS NULL) OR (supersedes <> id))),
     CONSTRAINT memories_embedding_dims_check CHECK ((embedding_dims > 0)),
     CONSTRAINT memories_kind_check CHECK ((kind = ANY (ARRAY['retro'::text, 'correction'::text, 'failure'::text, 'pattern'::text])))
+);
+
+CREATE TABLE public.memory_conflicts (
+    id bigint NOT NULL,
+    namespace text NOT NULL,
+    older_id uuid NOT NULL,
+    newer_id uuid NOT NULL,
+    event_id text,
+    verdict text DEFAULT 'update'::text NOT NULL,
+    judge text,
+    score double precision,
+    detail text,
+    distance double precision,
+    opened_at timestamp with time zone NOT NULL,
+    closed_at timestamp with time zone,
+    closed_how text,
+    loser_id uuid,
+    closed_by text,
+    note text,
+    CONSTRAINT memory_conflicts_check CHECK ((older_id <> newer_id)),
+    CONSTRAINT memory_conflicts_check1 CHECK (((closed_at IS NULL) = (closed_how IS NULL))),
+    CONSTRAINT memory_conflicts_check2 CHECK (((closed_at IS NULL) = (loser_id IS NULL))),
+    CONSTRAINT memory_conflicts_check3 CHECK (((closed_at IS NULL) OR (closed_at >= opened_at))),
+    CONSTRAINT memory_conflicts_closed_how_check CHECK ((closed_how = ANY (ARRAY['update'::text, 'resolved'::text, 'superseded'::text])))
+);
+
+ALTER TABLE public.memory_conflicts ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.memory_conflicts_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 
 CREATE TABLE public.memory_liveness (
@@ -172,13 +231,16 @@ ALTER TABLE ONLY public.embedding_cache
     ADD CONSTRAINT embedding_cache_pkey PRIMARY KEY (model, content_hash);
 
 ALTER TABLE ONLY public.events
-    ADD CONSTRAINT events_pkey PRIMARY KEY (event_id);
+    ADD CONSTRAINT events_pkey PRIMARY KEY (ns_key, event_id);
 
 ALTER TABLE ONLY public.memories
     ADD CONSTRAINT memories_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY public.memories
     ADD CONSTRAINT memories_supersedes_key UNIQUE (supersedes);
+
+ALTER TABLE ONLY public.memory_conflicts
+    ADD CONSTRAINT memory_conflicts_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY public.memory_liveness
     ADD CONSTRAINT memory_liveness_pkey PRIMARY KEY (memory_id, live_from);
@@ -198,9 +260,13 @@ ALTER TABLE ONLY public.schema_migrations
 ALTER TABLE ONLY public.store_meta
     ADD CONSTRAINT store_meta_pkey PRIMARY KEY (key);
 
+CREATE INDEX events_event_id ON public.events USING btree (event_id);
+
 CREATE INDEX events_ns_status ON public.events USING btree (namespace, status);
 
 CREATE INDEX events_pending ON public.events USING btree (namespace, received_at) WHERE (status = 'pending'::text);
+
+CREATE INDEX events_reused ON public.events USING btree (reused_id) WHERE (reused_id IS NOT NULL);
 
 CREATE INDEX memories_event ON public.memories USING btree (event_id);
 
@@ -209,6 +275,16 @@ CREATE UNIQUE INDEX memories_live_hash ON public.memories USING btree (namespace
 CREATE INDEX memories_live_ns ON public.memories USING btree (namespace, embedding_model) WHERE (deleted_at IS NULL);
 
 CREATE INDEX memories_ns_created ON public.memories USING btree (namespace, created_at);
+
+CREATE INDEX memory_conflicts_loser ON public.memory_conflicts USING btree (loser_id);
+
+CREATE INDEX memory_conflicts_newer ON public.memory_conflicts USING btree (newer_id);
+
+CREATE INDEX memory_conflicts_older ON public.memory_conflicts USING btree (older_id);
+
+CREATE INDEX memory_conflicts_open ON public.memory_conflicts USING btree (namespace, opened_at) WHERE (closed_at IS NULL);
+
+CREATE UNIQUE INDEX memory_conflicts_pair ON public.memory_conflicts USING btree (older_id, newer_id);
 
 CREATE INDEX memory_liveness_from ON public.memory_liveness USING btree (live_from);
 
@@ -222,10 +298,21 @@ CREATE UNIQUE INDEX memory_revisions_undoes ON public.memory_revisions USING btr
 
 CREATE TRIGGER memories_bump_namespace_version AFTER INSERT OR DELETE OR UPDATE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memsieve_bump_namespace_version();
 
+CREATE TRIGGER memories_track_conflicts AFTER UPDATE OF deleted_at ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memsieve_track_conflicts();
+
 CREATE TRIGGER memories_track_liveness AFTER INSERT OR UPDATE OF deleted_at ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memsieve_track_liveness();
 
 ALTER TABLE ONLY public.memories
     ADD CONSTRAINT memories_supersedes_fkey FOREIGN KEY (supersedes) REFERENCES public.memories(id);
+
+ALTER TABLE ONLY public.memory_conflicts
+    ADD CONSTRAINT memory_conflicts_loser_id_fkey FOREIGN KEY (loser_id) REFERENCES public.memories(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.memory_conflicts
+    ADD CONSTRAINT memory_conflicts_newer_id_fkey FOREIGN KEY (newer_id) REFERENCES public.memories(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.memory_conflicts
+    ADD CONSTRAINT memory_conflicts_older_id_fkey FOREIGN KEY (older_id) REFERENCES public.memories(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.memory_liveness
     ADD CONSTRAINT memory_liveness_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES public.memories(id) ON DELETE CASCADE;

@@ -181,7 +181,9 @@ def test_resolve_supersedes_the_loser_and_revert_reopens_the_conflict(store: Sto
     old = _write(store, "ns", [(_pending(store, "ns", "e1", OLD), A)])[0]
     new = _write(store, "ns", [(_pending(store, "ns", "e2", NEW), B)])[0]
     [open_one] = conflicts.open_conflicts(store, "ns")
-    res = conflicts.resolve(store, open_one.id, "newer", actor="ana")
+    res = conflicts.resolve(store, open_one.id, "newer", actor="ana", note="moved in March")
+    closed = conflicts.get(store, open_one.id)
+    assert closed is not None and (closed.closed_by, closed.note) == ("ana", "moved in March")
     assert (res.winner_id, res.loser_id) == (new.memory_id, old.memory_id)
     assert "memsieve revert" in res.text
     assert _live(store, "ns") == [NEW]
@@ -206,6 +208,8 @@ def test_resolve_supersedes_the_loser_and_revert_reopens_the_conflict(store: Sto
     assert _live(store, "ns") == [OLD, NEW]
     [c] = _conflicts(store)
     assert (c["closed_at"], c["closed_how"], c["loser_id"]) == (None, None, None)
+    reopened = conflicts.get(store, open_one.id)
+    assert reopened is not None and (reopened.closed_by, reopened.note) == (None, None)
     # ...and the older one may win the second time.
     res2 = conflicts.resolve(store, open_one.id, old.memory_id)
     assert (res2.winner_id, _live(store, "ns")) == (old.memory_id, [OLD])
@@ -370,3 +374,28 @@ def test_the_history_api_lists_and_resolves_conflicts(store: Store) -> None:
     res = h.resolve(c.id, "older", actor="agent-7")
     assert (res.winner_id, res.loser_id, res.actor) == (old.memory_id, new.memory_id, "agent-7")
     assert h.conflicts() == [] and _live(store, "ns") == [OLD]
+
+
+def test_a_judge_that_fails_costs_no_event_and_hides_nothing(store: Store) -> None:
+    class Down:
+        name = "llm:down"
+
+        def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]:
+            raise ConnectionError("no route to the judge")
+
+    _write(store, "ns", [(_pending(store, "ns", "e1", OLD), A)])
+    out = _write(
+        store,
+        "ns",
+        [(_pending(store, "ns", "e2", NEW), B), (_pending(store, "ns", "e3", OLD), A)],
+        judge=Down(),
+    )
+    assert [o.decision for o in out] == ["inserted", "merged"]
+    assert _live(store, "ns") == [OLD, NEW] and _conflicts(store) == []
+    rec = store.get_event("e2")["decision_record"]  # type: ignore[index]
+    assert rec["candidates"][0]["judge_detail"] == (
+        "judge failed (it raised ConnectionError): both rows kept"
+    )
+    assert store.query("SELECT count(*)::int AS n FROM events WHERE status = 'written'") == [
+        {"n": 3}
+    ]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 from memsieve.gate import guards
 from memsieve.gate.batch import GateConfig, gate
 from memsieve.gate.decide import Candidate, Incoming
@@ -131,3 +132,37 @@ def test_a_correction_naming_a_conflict_member_settles_it() -> None:
     assert (out.decisions[0].supersedes, out.decisions[0].reason) == ("m1", "update")
     out = gate([ev], v(0.0, 0.0, 1.0)[None, :], live, cfg)
     assert out.decisions[0].reason == "correction names this memory"
+
+
+class Broken:
+    name = "broken"
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+
+    def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]:
+        if self.how == "raise":
+            raise TimeoutError("judge endpoint timed out")
+        if self.how == "short":
+            return []
+        return ["same" for _ in pairs]  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("how", "problem"),
+    [
+        ("raise", "it raised TimeoutError"),
+        ("short", "0 answers for 1 pairs"),
+        ("garbage", "an answer that is not a verdict"),
+    ],
+)
+def test_a_failing_judge_keeps_both_rows_and_says_so(how: str, problem: str) -> None:
+    live = live_set([("m1", "x", v(1.0))])
+    out = run([Ev("e1", "y")], [v(1.0, 0.1)], live, config(judge=Broken(how)))
+    assert (out[0].action, out[0].conflicts) == ("insert", [])
+    [cand] = out[0].record["candidates"]
+    assert (cand["verdict"], cand["score"], cand["judge"]) == ("different", 0.0, "broken")
+    assert cand["judge_detail"] == f"judge failed ({problem}): both rows kept"
+    assert (
+        out[0].reason == f"close candidate kept: broken: judge failed ({problem}): both rows kept"
+    )

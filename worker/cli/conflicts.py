@@ -78,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--winner", required=True, help="newer, older, or the memory id of the one that holds"
     )
-    p.add_argument("--reason", help="why, shown in the answer")
+    p.add_argument("--reason", help="why, kept with the conflict")
     p.add_argument("--actor", help="who, kept in the record (default: your user name)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_resolve)

@@ -28,6 +28,7 @@ from memsieve.gate.decide import (
     GateDecision,
     Guard,
     Incoming,
+    ask_judge,
     decide,
     decision_record,
 )
@@ -222,7 +223,14 @@ def _prejudge(
             earlier = q_all[:n] @ q
             for m in vectors.top_k(earlier, np.ones(n, bool), k):
                 prev = events[m]
-                row = vectors.Row("", prev.kind, prev.heading, prev.content, prev.content_hash)
+                # Not written yet: a placeholder id (judges must not rely on memory ids).
+                row = vectors.Row(
+                    f"batch:{prev.event_id}",
+                    prev.kind,
+                    prev.heading,
+                    prev.content,
+                    prev.content_hash,
+                )
                 near.append((row, q_all[m]))
         cands = sorted((_candidate(r, v, q) for r, v in near), key=lambda c: c.distance)[:k]
         threshold = config.threshold_for(ev.kind)
@@ -234,7 +242,7 @@ def _prejudge(
                 pairs.append((inc, c))
     if not pairs:
         return {}
-    judgements = config.the_judge()(pairs)
+    judgements = ask_judge(config.the_judge(), pairs)
     return {
         (i.content_hash, c.content_hash): j for (i, c), j in zip(pairs, judgements, strict=True)
     }

@@ -5,10 +5,13 @@ Pure code: no I/O. The store finds the candidates and carries out the decision.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol
+
+log = logging.getLogger("memsieve.gate")
 
 Action = Literal["insert", "supersede", "merge"]
 
@@ -234,9 +237,34 @@ def _judge(
     if todo:
         if judge is None:
             judge = _veto_judge(guards)
-        for c, j in zip(todo, judge([(incoming, c) for c in todo]), strict=True):
+        for c, j in zip(todo, ask_judge(judge, [(incoming, c) for c in todo]), strict=True):
             out[c.memory_id] = j
     return out
+
+
+def ask_judge(judge: Judge, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]:
+    """The judge's answers, or -- if it raises, or answers with the wrong count or with
+    something that is not a Judgement -- "different" for every pair: when the judge fails,
+    both rows stay (never a supersede), and the batch is still written."""
+    if not pairs:
+        return []
+    name = str(getattr(judge, "name", getattr(judge, "__name__", type(judge).__name__)))
+    try:
+        got = list(judge(pairs))
+        problem = None
+        if len(got) != len(pairs):
+            problem = f"{len(got)} answers for {len(pairs)} pairs"
+        elif not all(isinstance(j, Judgement) and isinstance(j.verdict, Verdict) for j in got):
+            problem = "an answer that is not a verdict"
+    except Exception as exc:  # noqa: BLE001 - any judge failure keeps both rows
+        log.warning("judge %s failed on %d pairs: %s", name, len(pairs), type(exc).__name__)
+        problem = f"it raised {type(exc).__name__}"
+    if problem is None:
+        return got
+    if "raised" not in problem:
+        log.warning("judge %s gave %s", name, problem)
+    detail = f"judge failed ({problem}): both rows kept"
+    return [Judgement(Verdict.DIFFERENT, 0.0, name, detail) for _ in pairs]
 
 
 def _veto_judge(guards: Sequence[Guard]) -> Judge:

@@ -11,7 +11,9 @@ byte-identical). What it does with each verdict:
   it with reason `update`;
 - `DIFFERENT`: the incoming memory is inserted beside the candidate.
 
-When in doubt a judge answers `DIFFERENT` (keep both rows), never `SAME`.
+When in doubt a judge answers `DIFFERENT` (keep both rows), never `SAME`. A judge sees texts,
+kinds and distances; a candidate from the same batch, not written yet, has a placeholder
+memory id (`batch:<event id>`), and the gate matches judgements to pairs by content hashes.
 
 `GuardJudge` is built from the lexical guards (`memsieve.gate.guards`): no veto means `SAME`;
 a veto means `DIFFERENT`, or `UPDATE` when the two texts share their subject and differ in

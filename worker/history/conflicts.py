@@ -24,7 +24,7 @@ from psycopg.rows import dict_row
 _COLUMNS = (
     "c.id, c.namespace, c.older_id::text AS older_id, c.newer_id::text AS newer_id,"
     " c.event_id, c.verdict, c.judge, c.score, c.detail, c.distance, c.opened_at,"
-    " c.closed_at, c.closed_how, c.loser_id::text AS loser_id,"
+    " c.closed_at, c.closed_how, c.loser_id::text AS loser_id, c.closed_by, c.note,"
     " o.heading AS older_heading, o.content AS older_content,"
     " n.heading AS newer_heading, n.content AS newer_content"
 )
@@ -54,6 +54,8 @@ class Conflict:
     closed_at: datetime | None
     closed_how: str | None
     loser_id: str | None
+    closed_by: str | None
+    note: str | None
     older_heading: str
     older_content: str
     newer_heading: str
@@ -178,6 +180,10 @@ def resolve(
         if cur.rowcount != 1:  # pragma: no cover - both members are live while it is open
             raise errors.TransientError("resolve hid no row; retry")
         cur.execute("UPDATE memories SET supersedes = %s WHERE id = %s", (lose, win))
+        cur.execute(
+            "UPDATE memory_conflicts SET closed_by = %s, note = %s WHERE id = %s",
+            (actor, note, conflict_id),
+        )
         cur.execute(
             "INSERT INTO memory_revisions (kind, namespace, newer_id, older_id, at, actor,"
             " reason) VALUES ('supersede', %s, %s, %s, %s, %s, 'update') RETURNING id",
