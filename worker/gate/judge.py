@@ -45,6 +45,9 @@ class GuardJudge:
     """The lexical guards as a judge (see the module docstring)."""
 
     name = "guards"
+    # Cheap per pair: the batch gate asks it as pairs come up instead of judging the whole
+    # batch's likely pairs beforehand (memsieve.gate.batch).
+    batched = False
 
     def __init__(self, guards: Sequence[Guard] | None = None) -> None:
         if guards is None:
