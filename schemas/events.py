@@ -58,7 +58,8 @@ class Source(BaseModel):
     @field_validator("agent", "session")
     @classmethod
     def _text(cls, v: str | None, info: Any) -> str | None:
-        return None if v is None else _no_nul(v, f"source.{info.field_name}")
+        # "" says no more than null: one payload (and one derived id) for both.
+        return None if not v else _no_nul(v, f"source.{info.field_name}")
 
 
 class CaptureEvent(BaseModel):

@@ -99,10 +99,6 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "reasoning,trivia,derivable",
         "capture policy: comma list of heuristics on (empty: off)",
     ),
-    "MEMSIEVE_MCP_NAMESPACES": (
-        "",
-        "comma list of namespaces `memsieve mcp` serves when no --namespace is given",
-    ),
     "MEMSIEVE_MAX_MESSAGE_BYTES": (
         "16777216",
         "largest capture message body in bytes; a larger one is recorded as message_too_large",
@@ -129,6 +125,10 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "memory (exact, per-worker matrix of a namespace's live vectors) | sql (one query per event)",
     ),
     "MEMSIEVE_TORCH_THREADS": ("1", "threads of the local embedder per worker process"),
+    "MEMSIEVE_MCP_NAMESPACES": (
+        "",
+        "comma list of the namespaces `memsieve mcp` may use (when no --namespace is given)",
+    ),
     "MEMSIEVE_GATE_CACHE_MB": (
         "512",
         "per-process budget for cached namespaces' vectors (least recently used evicted)",
@@ -256,8 +256,6 @@ class Settings:
     key_file: str | None = None
     # Largest capture message accepted (bytes of the body as the broker delivers it).
     max_message_bytes: int = 16 * 1024 * 1024
-    # MEMSIEVE_MCP_NAMESPACES: the namespaces `memsieve mcp` serves when --namespace is absent.
-    mcp_namespaces: tuple[str, ...] = ()
     # MEMSIEVE_THRESHOLD_<KIND>, by lower-case kind; beats `threshold`.
     kind_thresholds: dict[str, float] = field(default_factory=dict)
     embed_rpm: int = 0
@@ -268,6 +266,8 @@ class Settings:
     torch_threads: int = 1
     # The capture policy: defaults, MEMSIEVE_POLICY_FILE, MEMSIEVE_POLICY_* (loaded once).
     policy: PolicyConfig | None = field(default=None, repr=False)
+    # MEMSIEVE_MCP_NAMESPACES: the MCP server's namespaces when no --namespace is given.
+    mcp_namespaces: tuple[str, ...] = ()
     # MEMSIEVE_ON_CONFLICT: the default policy and per-namespace choices (keep | newest).
     on_conflict: str = "keep"
     on_conflict_by_namespace: dict[str, str] = field(default_factory=dict)
@@ -356,9 +356,6 @@ class Settings:
             ),
             key_file=env.get("MEMSIEVE_KEY_FILE") or None,
             max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
-            mcp_namespaces=tuple(
-                n.strip() for n in env.get("MEMSIEVE_MCP_NAMESPACES", "").split(",") if n.strip()
-            ),
             kind_thresholds=_kind_thresholds(env),
             embed_rpm=_int(env, "MEMSIEVE_EMBED_RPM", 0, 0),
             embed_tpm=_int(env, "MEMSIEVE_EMBED_TPM", 0, 0),
@@ -366,6 +363,13 @@ class Settings:
             gate_cache_mb=_int(env, "MEMSIEVE_GATE_CACHE_MB", 512, 1),
             startup_wait=_int(env, "MEMSIEVE_STARTUP_WAIT", 120, 0),
             torch_threads=_int(env, "MEMSIEVE_TORCH_THREADS", 1, 1),
+            mcp_namespaces=tuple(
+                dict.fromkeys(
+                    n.strip()
+                    for n in env.get("MEMSIEVE_MCP_NAMESPACES", "").split(",")
+                    if n.strip()
+                )
+            ),
             policy=PolicyConfig.load(policy_file, env),
             on_conflict=on_conflict,
             on_conflict_by_namespace=on_conflict_ns,

@@ -105,6 +105,7 @@ CREATE TABLE public.events (
     decision_record jsonb,
     claims integer DEFAULT 0 NOT NULL,
     reused_id text,
+    ns_key text GENERATED ALWAYS AS (COALESCE(namespace, ''::text)) STORED NOT NULL,
     CONSTRAINT events_check CHECK (((status = 'written'::text) = (decision IS NOT NULL))),
     CONSTRAINT events_check1 CHECK (((status = 'pending'::text) OR (finished_at IS NOT NULL))),
     CONSTRAINT events_decision_check CHECK ((decision = ANY (ARRAY['inserted'::text, 'superseded'::text, 'merged'::text]))),
@@ -230,7 +231,7 @@ ALTER TABLE ONLY public.embedding_cache
     ADD CONSTRAINT embedding_cache_pkey PRIMARY KEY (model, content_hash);
 
 ALTER TABLE ONLY public.events
-    ADD CONSTRAINT events_pkey PRIMARY KEY (event_id);
+    ADD CONSTRAINT events_pkey PRIMARY KEY (ns_key, event_id);
 
 ALTER TABLE ONLY public.memories
     ADD CONSTRAINT memories_pkey PRIMARY KEY (id);
@@ -258,6 +259,8 @@ ALTER TABLE ONLY public.schema_migrations
 
 ALTER TABLE ONLY public.store_meta
     ADD CONSTRAINT store_meta_pkey PRIMARY KEY (key);
+
+CREATE INDEX events_event_id ON public.events USING btree (event_id);
 
 CREATE INDEX events_ns_status ON public.events USING btree (namespace, status);
 

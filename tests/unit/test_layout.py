@@ -42,11 +42,11 @@ LONG_MODULES: dict[str, str] = {
     "memsieve.store.postgres": "to split: named queries (issue 12 item 3)",
     "memsieve.cli.service": "to split: the `up` supervisor (restarts with backoff) apart from the commands",
     "memsieve.history.explain": "one report: the event, its decision record and the rows it touched",
-    "memsieve.mcp.backend": "to split: the stack-on-demand start apart from the four tools' backend",
     "memsieve.gate.decide": "the gate's pair and verdict types with the one decision over them",
     "memsieve.gate.batch": "one pure function over a batch: filters, judge call, decisions in order",
     "memsieve.history.lineage": "to split: as-of reads apart from the chain walk",
     "memsieve.flow.pipeline": "to split: capture stage apart from flush (issue 12 item 2)",
+    "memsieve.mcp.backend": "to split: the worker supervision apart from the tools (issue 17)",
 }
 
 

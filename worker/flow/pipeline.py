@@ -35,6 +35,14 @@ _HARMLESS = frozenset(policy.REASONS) - {"secret"}
 decisions_log = logging.getLogger("memsieve.decision")
 
 
+# A ledger row's key: (namespace or "", event id) (migration 081).
+Key = tuple[str, str]
+
+
+def key_of(row: InboxEvent) -> Key:
+    return (row.namespace or "", row.event_id)
+
+
 @dataclass
 class Accepted:
     event_id: str
@@ -313,7 +321,7 @@ class Pipeline:
                 eid, None, "invalid_event", f"event: unreadable ({type(exc).__name__})"
             )
 
-    def _insert(self, unique: dict[str, InboxEvent]) -> list[str]:
+    def _insert(self, unique: dict[Key, InboxEvent]) -> list[Key]:
         """Insert the rows; if the store refuses the batch for a value (not for being
         down), insert one by one and record each row it refuses as an invalid event."""
         try:
@@ -322,21 +330,21 @@ class Pipeline:
             raise
         except (psycopg.DataError, psycopg.IntegrityError, psycopg.ProgrammingError) as exc:
             log.warning("capture: the store refused a batch (%s); one by one", type(exc).__name__)
-        new: list[str] = []
-        for eid, row in unique.items():
+        new: list[Key] = []
+        for k, row in unique.items():
             try:
                 new += self.store.insert_events([row])
             except (psycopg.OperationalError, psycopg.errors.AdminShutdown):
                 raise
             except (psycopg.DataError, psycopg.IntegrityError, psycopg.ProgrammingError) as exc:
                 refused = self._refused(
-                    eid,
+                    row.event_id,
                     row.namespace,
                     "invalid_event",
                     f"event: the store cannot hold one of its values ({type(exc).__name__})",
                 )
                 refused.payload_hash = row.payload_hash  # a redelivery stays a duplicate
-                unique[eid] = refused
+                unique[k] = refused
                 new += self.store.insert_events([refused])
         return new
 
@@ -355,41 +363,43 @@ class Pipeline:
         )
 
     def accept(self, items: Sequence[Any]) -> list[Accepted]:
-        """Validate, filter and persist events; idempotent by event id."""
+        """Validate, filter and persist events; idempotent by (namespace, event id)."""
         rows = [self._parse_safely(item) for item in items]
-        # One event id twice in one batch: the first wins, like a redelivery; the same id
-        # with another payload is a reuse (below).
-        unique: dict[str, InboxEvent] = {}
+        # One key twice in one batch: the first wins, like a redelivery; the same key with
+        # another payload is a reuse (below).
+        unique: dict[Key, InboxEvent] = {}
         for r in rows:
-            unique.setdefault(r.event_id, r)
+            unique.setdefault(key_of(r), r)
         new = set(self._insert(unique))
         rows = [
-            unique[r.event_id] if unique[r.event_id].payload_hash == r.payload_hash else r
+            unique[key_of(r)] if unique[key_of(r)].payload_hash == r.payload_hash else r
             for r in rows
         ]
-        stored = self.store.payload_hashes([eid for eid in unique if eid not in new])
-        stored.update((eid, unique[eid].payload_hash) for eid in new)
+        stored = self.store.payload_hashes([k for k in unique if k not in new])
+        stored.update((k, unique[k].payload_hash) for k in new)
         reused: dict[int, InboxEvent] = {}
         for n, r in enumerate(rows):
-            if r.event_id in stored and stored[r.event_id] != r.payload_hash:
-                reused[n] = self._reuse(r, stored[r.event_id])
+            k = key_of(r)
+            if k in stored and stored[k] != r.payload_hash:
+                reused[n] = self._reuse(r, stored[k])
         if reused:
-            by_id = {r.event_id: r for r in reused.values()}
-            new |= set(self.store.insert_events(list(by_id.values())))
+            by_key = {key_of(r): r for r in reused.values()}
+            new |= set(self.store.insert_events(list(by_key.values())))
             rows = [reused.get(n, r) for n, r in enumerate(rows)]
         # Refused messages may hold a secret the broker still keeps on disk: count them
         # so the sweeper rewrites the broker's append-only file (memsieve.ops.scrub).
         refused = sum(
             1
             for r in unique.values()
-            if r.event_id in new and r.status == "rejected" and r.reason not in _HARMLESS
+            if key_of(r) in new and r.status == "rejected" and r.reason not in _HARMLESS
         )
         scrub.note_refusals(self.redis, refused)
         out = []
         for r in rows:
-            status = r.status if r.event_id in new else "duplicate"
+            k = key_of(r)
+            status = r.status if k in new else "duplicate"
             out.append(Accepted(r.event_id, r.namespace, status, r.reason, r.detail))
-            if r.status == "rejected" and r.event_id in new:
+            if r.status == "rejected" and k in new:
                 metrics.refused(r.reason)
                 decisions_log.info(
                     "rejected",
@@ -400,7 +410,7 @@ class Pipeline:
                         "reason": r.reason,
                     },
                 )
-            new.discard(r.event_id)
+            new.discard(k)
         return out
 
     # -- stages 2-4: embed, lock, gate, write -------------------------------------------
@@ -473,7 +483,7 @@ class Pipeline:
                 f"taken {p.claims} times by flushes that never finished: a worker process "
                 "died while handling it"
             )
-            if self.store.mark_dead(p.event_id, "worker_lost", detail):
+            if self.store.mark_dead(namespace, p.event_id, "worker_lost", detail):
                 metrics.decided("dead", p.kind)
                 result.dead.append(p.event_id)
                 decisions_log.info(
@@ -491,12 +501,12 @@ class Pipeline:
         """Process a batch with its claim recorded until the batch ends in an orderly way
         (a process killed meanwhile leaves the claim behind, which is how a crash is seen)."""
         ids = [p.event_id for p in pending]
-        self.store.set_claimed(ids, True)
+        self.store.set_claimed(namespace, ids, True)
         try:
             self._process(namespace, pending, result)
         finally:
             try:
-                self.store.set_claimed(ids, False)
+                self.store.set_claimed(namespace, ids, False)
             except psycopg.Error as exc:  # the store is down: the original error says why
                 log.warning(
                     "could not clear the claim on %d events: %s", len(ids), type(exc).__name__
@@ -526,7 +536,7 @@ class Pipeline:
             resolved = live.get(p.target_memory)
             if resolved is None:
                 detail = "supersedes names no live memory chain of this namespace"
-                if self.store.refuse_pending(p.event_id, "supersedes_unknown", detail):
+                if self.store.refuse_pending(namespace, p.event_id, "supersedes_unknown", detail):
                     metrics.refused("supersedes_unknown")
                     result.refused.append(p.event_id)
                     decisions_log.info(
@@ -544,7 +554,7 @@ class Pipeline:
                 continue
             taken.add(resolved)
             if resolved != p.target_memory:
-                self.store.retarget(p.event_id, resolved)
+                self.store.retarget(namespace, p.event_id, resolved)
                 p.target_memory = resolved
             keep.append(p)
         return keep
@@ -571,7 +581,7 @@ class Pipeline:
                 ready.append((p, v))
             elif v.permanent:
                 refused += 1
-                if self.store.mark_dead(p.event_id, v.reason, v.message[:500]):
+                if self.store.mark_dead(namespace, p.event_id, v.reason, v.message[:500]):
                     metrics.decided("dead", p.kind)
                     result.dead.append(p.event_id)
                     decisions_log.info(
@@ -591,7 +601,7 @@ class Pipeline:
             self._write_ready(namespace, ready, result)
         if len(ready) + refused < len(pending):
             dead = self.store.fail_attempt(
-                unavailable, "embedding provider unavailable", self.settings.max_attempts
+                namespace, unavailable, "embedding provider unavailable", self.settings.max_attempts
             )
             result.dead.extend(dead)
             metrics.died(dead)
@@ -647,6 +657,7 @@ class Pipeline:
                 return outcomes
             ev_id = ready[0][0].event_id
             dead = self.store.fail_attempt(
+                namespace,
                 [ev_id],
                 f"write failed: {type(exc).__name__}: {str(exc)[:300]}",
                 self.settings.max_attempts,
@@ -664,7 +675,7 @@ class Pipeline:
         if accepted.status == "pending" or (accepted.status == "duplicate" and accepted.namespace):
             assert accepted.namespace is not None
             self.flush(accepted.namespace, wait=30.0)
-        row = self.store.get_event(accepted.event_id) or {}
+        row = self.store.get_event(accepted.event_id, accepted.namespace) or {}
         return {
             "event_id": accepted.event_id,
             "decision": row.get("decision") or row.get("status"),

@@ -208,7 +208,11 @@ def explain_memory(store: Store, memory_id: str) -> Explanation | None:
         return None
     v = lin.version(memory_id)
     with store.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        cur.execute("SELECT * FROM events WHERE event_id = %s", (v.event_id,))
+        # Event ids are per namespace: the event that wrote this memory.
+        cur.execute(
+            "SELECT * FROM events WHERE event_id = %s ORDER BY (memory_id = %s) DESC LIMIT 1",
+            (v.event_id, memory_id),
+        )
         ev = cur.fetchone()
         cur.execute(
             "SELECT event_id, kind, agent, finished_at FROM events WHERE memory_id = %s"
@@ -280,7 +284,9 @@ def explain_memory(store: Store, memory_id: str) -> Explanation | None:
 
 def explain_event(store: Store, event_id: str) -> Explanation | None:
     with store.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        cur.execute("SELECT * FROM events WHERE event_id = %s", (event_id,))
+        cur.execute(
+            "SELECT * FROM events WHERE event_id = %s ORDER BY received_at LIMIT 1", (event_id,)
+        )
         ev = cur.fetchone()
         if ev is None:
             return None

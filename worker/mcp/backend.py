@@ -239,15 +239,15 @@ class Backend:
             raise ToolRefusal(f"the queue did not take the event: {exc}") from None
         out: dict[str, Any] = {"event_id": eid, "namespace": ns, "status": "queued"}
         if wait_seconds > 0:
-            out.update(self._outcome(eid, time.monotonic() + wait_seconds))
+            out.update(self._outcome(eid, ns, time.monotonic() + wait_seconds))
         return self._with_notice(out)
 
-    def _outcome(self, event_id: str, deadline: float) -> dict[str, Any]:
+    def _outcome(self, event_id: str, namespace: str, deadline: float) -> dict[str, Any]:
         while True:
-            rows = self._store.query(
+            rows = self._store.query(  # ids are per namespace: never another tenant's
                 "SELECT status, decision, reason, detail, memory_id::text AS memory_id,"
-                " supersedes::text AS supersedes FROM events WHERE event_id = %s",
-                (event_id,),
+                " supersedes::text AS supersedes FROM events WHERE ns_key = %s AND event_id = %s",
+                (namespace, event_id),
             )
             row = rows[0] if rows else None
             if row is not None and row["status"] != "pending":

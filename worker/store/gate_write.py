@@ -57,7 +57,7 @@ OPEN_CONFLICT_MEMBERS = (
 FINISH_EVENT = (
     "UPDATE events SET status = 'written', decision = %s, memory_id = %s, supersedes = %s,"
     " distance = %s, reason = %s, decision_record = %s, updated_at = clock_timestamp(),"
-    " finished_at = clock_timestamp() WHERE event_id = %s"
+    " finished_at = clock_timestamp() WHERE ns_key = %s AND event_id = %s"
 )
 
 
@@ -121,9 +121,9 @@ def write_batch(
     cached between batches) or "sql" (`memsieve.store.gate_sql`, one query per event)."""
     model, dims = config.model, config.dims
     cur.execute(
-        "SELECT event_id, status, memory_id::text FROM events WHERE event_id = ANY(%s)"
-        " ORDER BY event_id FOR UPDATE",
-        ([ev.event_id for ev, _ in items],),
+        "SELECT event_id, status, memory_id::text FROM events"
+        " WHERE ns_key = %s AND event_id = ANY(%s) ORDER BY event_id FOR UPDATE",
+        (namespace, [ev.event_id for ev, _ in items]),
     )
     status = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
     version = namespace_version(cur, namespace)
@@ -231,7 +231,9 @@ def apply(
         ev = events[d.event_id]
         record = json.dumps(d.record)
         if d.action == "merge":
-            finished.append(("merged", d.memory_id, None, 0.0, d.reason, record, d.event_id))
+            finished.append(
+                ("merged", d.memory_id, None, 0.0, d.reason, record, namespace, d.event_id)
+            )
             continue
         if ev.content_hash in hiding_hashes:
             flush_segment()
@@ -276,7 +278,16 @@ def apply(
                 hiding_hashes.add(d.hides_hash)
             (updating if d.reason == "update" else superseding).append(d.memory_id)
         finished.append(
-            (d.outcome, d.memory_id, d.supersedes, d.distance, d.reason, record, d.event_id)
+            (
+                d.outcome,
+                d.memory_id,
+                d.supersedes,
+                d.distance,
+                d.reason,
+                record,
+                namespace,
+                d.event_id,
+            )
         )
     flush_segment()
     if finished:

@@ -131,8 +131,9 @@ class Store:
         return row[0] if row else None
 
     # -- inbox -----------------------------------------------------------------------
-    def insert_events(self, rows: Sequence[InboxEvent]) -> list[str]:
-        """Insert into the ledger; an event id seen before is left alone. Returns new ids."""
+    def insert_events(self, rows: Sequence[InboxEvent]) -> list[tuple[str, str]]:
+        """Insert into the ledger; a (namespace, event id) seen before is left alone.
+        Returns the keys inserted: (namespace or "", event id)."""
         if not rows:
             return []
         params = [
@@ -156,7 +157,7 @@ class Store:
             )
             for r in rows
         ]
-        new: list[str] = []
+        new: list[tuple[str, str]] = []
         # One pipelined, prepared statement for the whole message (a backfill sends hundreds
         # of events per message): one round trip instead of one per row.
         with self.pool.connection() as conn, conn.cursor() as cur:
@@ -166,32 +167,46 @@ class Store:
                 " detail, reused_id, finished_at)"
                 " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
                 " CASE WHEN %s THEN clock_timestamp() END)"
-                " ON CONFLICT (event_id) DO NOTHING RETURNING event_id",
+                " ON CONFLICT (ns_key, event_id) DO NOTHING RETURNING ns_key, event_id",
                 params,
                 returning=True,
             )
             while True:
                 row = cur.fetchone()
                 if row is not None:
-                    new.append(row[0])
+                    new.append((row[0], row[1]))
                 if not cur.nextset():
                     break
         return new
 
-    def payload_hashes(self, event_ids: Sequence[str]) -> dict[str, str]:
-        """The recorded payload hash of each of these ledger ids that exists."""
-        if not event_ids:
+    def payload_hashes(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        """The recorded payload hash of each (namespace or "", event id) that exists."""
+        if not keys:
             return {}
         with self.pool.connection() as conn:
             rows = conn.execute(
-                "SELECT event_id, payload_hash FROM events WHERE event_id = ANY(%s)",
-                (list(event_ids),),
+                "SELECT ns_key, event_id, payload_hash FROM events"
+                " WHERE (ns_key, event_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+                ([ns for ns, _ in keys], [eid for _, eid in keys]),
             ).fetchall()
-        return {r[0]: r[1] for r in rows}
+        return {(r[0], r[1]): r[2] for r in rows}
 
-    def get_event(self, event_id: str) -> dict[str, Any] | None:
+    def get_event(
+        self, event_id: str, namespace: str | None | object = ...
+    ) -> dict[str, Any] | None:
+        """The ledger row of `event_id` in `namespace` (None: the rows of no namespace);
+        without `namespace`, the first row of that id (ids are per namespace)."""
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-            cur.execute("SELECT * FROM events WHERE event_id = %s", (event_id,))
+            if namespace is ...:
+                cur.execute(
+                    "SELECT * FROM events WHERE event_id = %s ORDER BY received_at LIMIT 1",
+                    (event_id,),
+                )
+            else:
+                cur.execute(
+                    "SELECT * FROM events WHERE ns_key = coalesce(%s, '') AND event_id = %s",
+                    (namespace, event_id),
+                )
             return cur.fetchone()
 
     def claim_pending(
@@ -232,8 +247,9 @@ class Store:
                 with self.pool.connection() as conn:
                     conn.execute(
                         "SELECT event_id, namespace, kind, heading, content, tags, occurred_at,"
-                        " agent, session, target_memory::text FROM events WHERE event_id = %s",
-                        (eid,),
+                        " agent, session, target_memory::text FROM events"
+                        " WHERE ns_key = %s AND event_id = %s",
+                        (namespace, eid),
                     ).fetchall()
             except psycopg.DataError as exc:
                 with self.pool.connection() as conn:
@@ -246,11 +262,12 @@ class Store:
                         " occurred_at = CASE WHEN occurred_at BETWEEN %s AND %s"
                         "   THEN occurred_at END,"
                         " updated_at = clock_timestamp(), finished_at = clock_timestamp()"
-                        " WHERE event_id = %s AND status = 'pending'",
+                        " WHERE ns_key = %s AND event_id = %s AND status = 'pending'",
                         (
                             f"its stored row cannot be loaded: {type(exc).__name__}",
                             OCCURRED_MIN,
                             OCCURRED_MAX,
+                            namespace,
                             eid,
                         ),
                     )
@@ -258,7 +275,7 @@ class Store:
                     dead.append(eid)
         return dead
 
-    def set_claimed(self, event_ids: Sequence[str], claimed: bool) -> None:
+    def set_claimed(self, namespace: str, event_ids: Sequence[str], claimed: bool) -> None:
         """Count a flush's claim on these events (claimed=True), or clear it when the flush
         is done with them, whatever the outcome (claimed=False)."""
         if not event_ids:
@@ -266,8 +283,8 @@ class Store:
         with self.pool.connection() as conn:
             conn.execute(
                 "UPDATE events SET claims = CASE WHEN %s THEN claims + 1 ELSE 0 END"
-                " WHERE event_id = ANY(%s) AND status = 'pending'",
-                (claimed, list(event_ids)),
+                " WHERE ns_key = %s AND event_id = ANY(%s) AND status = 'pending'",
+                (claimed, namespace, list(event_ids)),
             )
 
     def pending_namespaces(self, older_than_s: float = 0.0) -> list[str]:
@@ -287,7 +304,9 @@ class Store:
             ).fetchone()
         return row is not None
 
-    def fail_attempt(self, event_ids: Sequence[str], reason: str, max_attempts: int) -> list[str]:
+    def fail_attempt(
+        self, namespace: str, event_ids: Sequence[str], reason: str, max_attempts: int
+    ) -> list[str]:
         """Count a failed attempt; events that used up their attempts go dead. Returns those."""
         if not event_ids:
             return []
@@ -298,39 +317,40 @@ class Store:
                 " status = CASE WHEN attempts + 1 >= %s THEN 'dead' ELSE status END,"
                 " reason = CASE WHEN attempts + 1 >= %s THEN 'retries_exhausted' ELSE reason END,"
                 " finished_at = CASE WHEN attempts + 1 >= %s THEN clock_timestamp() END"
-                " WHERE event_id = ANY(%s) AND status = 'pending' RETURNING event_id, status",
-                (reason, max_attempts, max_attempts, max_attempts, list(event_ids)),
+                " WHERE ns_key = %s AND event_id = ANY(%s) AND status = 'pending'"
+                " RETURNING event_id, status",
+                (reason, max_attempts, max_attempts, max_attempts, namespace, list(event_ids)),
             ).fetchall()
         return [r[0] for r in rows if r[1] == "dead"]
 
-    def mark_dead(self, event_id: str, reason: str, detail: str) -> bool:
+    def mark_dead(self, namespace: str, event_id: str, reason: str, detail: str) -> bool:
         with self.pool.connection() as conn:
             cur = conn.execute(
                 "UPDATE events SET status = 'dead', reason = %s, detail = %s,"
                 " updated_at = clock_timestamp(), finished_at = clock_timestamp()"
-                " WHERE event_id = %s AND status = 'pending'",
-                (reason, detail, event_id),
+                " WHERE ns_key = %s AND event_id = %s AND status = 'pending'",
+                (reason, detail, namespace, event_id),
             )
             return cur.rowcount == 1
 
-    def refuse_pending(self, event_id: str, reason: str, detail: str) -> bool:
+    def refuse_pending(self, namespace: str, event_id: str, reason: str, detail: str) -> bool:
         """A pending event refused at flush time (e.g. its `supersedes` names no memory)."""
         with self.pool.connection() as conn:
             cur = conn.execute(
                 "UPDATE events SET status = 'rejected', reason = %s, detail = %s,"
                 " updated_at = clock_timestamp(), finished_at = clock_timestamp()"
-                " WHERE event_id = %s AND status = 'pending'",
-                (reason, detail, event_id),
+                " WHERE ns_key = %s AND event_id = %s AND status = 'pending'",
+                (reason, detail, namespace, event_id),
             )
             return cur.rowcount == 1
 
-    def retarget(self, event_id: str, memory_id: str) -> None:
+    def retarget(self, namespace: str, event_id: str, memory_id: str) -> None:
         """Record the live memory a pending event's `supersedes` was resolved to."""
         with self.pool.connection() as conn:
             conn.execute(
                 "UPDATE events SET target_memory = %s, updated_at = clock_timestamp()"
-                " WHERE event_id = %s AND status = 'pending'",
-                (memory_id, event_id),
+                " WHERE ns_key = %s AND event_id = %s AND status = 'pending'",
+                (memory_id, namespace, event_id),
             )
 
     def live_successors(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, str]:
