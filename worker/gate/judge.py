@@ -2,7 +2,9 @@
 
 The gate (`memsieve.gate.batch`) calls a `Judge` once per batch with every (incoming, candidate)
 pair that passed the cheap filters (cosine distance under the kind's threshold, not
-byte-identical). What it does with each verdict:
+byte-identical) that the batch is likely to meet, and again for any pair it did not foresee;
+a judge with a class attribute `batched = False` (cheap per pair) is instead asked as the
+pairs come up. What the gate does with each verdict:
 
 - `SAME`: the incoming memory supersedes the candidate (a rewording of one fact);
 - `UPDATE`: the same subject and slot with a new value (a changed tool, schedule, owner,
@@ -46,6 +48,9 @@ class GuardJudge:
     """The lexical guards as a judge (see the module docstring)."""
 
     name = "guards"
+    # Cheap per pair: the batch gate asks it as pairs come up instead of judging the whole
+    # batch's likely pairs beforehand (memsieve.gate.batch).
+    batched = False
 
     def __init__(self, guards: Sequence[Guard] | None = None) -> None:
         if guards is None:
