@@ -136,6 +136,11 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "",
         "comma list of the namespaces `memsieve mcp` may use (when no --namespace is given)",
     ),
+    "MEMSIEVE_JUDGE": (
+        "guards",
+        "judge of close pairs: guards (lexical guards; the default) | classifier (trained pair "
+        "classifier: fewer false supersedes, fewer rewordings caught, ~2x gate CPU)",
+    ),
     "MEMSIEVE_JUDGE_LLM_MODEL": ("", "chat model of the optional LLM judge (unset: off)"),
     "MEMSIEVE_JUDGE_LLM_BASE_URL": (
         "= MEMSIEVE_OPENAI_BASE_URL",
@@ -166,6 +171,13 @@ def _load_policy(policy_file: str | None, env: Mapping[str, str]) -> PolicyConfi
     from memsieve.capture.policy import PolicyConfig
 
     return PolicyConfig.load(policy_file, env)
+
+
+def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str) -> str:
+    value = (env.get(name) or default).strip().lower()
+    if value not in allowed:
+        raise ConfigError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
 
 
 def _int(env: Mapping[str, str], name: str, default: int, lo: int = 0) -> int:
@@ -289,6 +301,8 @@ class Settings:
     # Largest capture message accepted (bytes of the body as the broker delivers it).
     max_message_bytes: int = 16 * 1024 * 1024
     # The optional LLM judge of the gate (memsieve.judge_llm): off while the model is "".
+    # MEMSIEVE_JUDGE: guards | classifier (docs/dedupe-quality.md has both measured).
+    judge: str = "guards"
     judge_llm_model: str = ""
     judge_llm_base_url: str | None = None
     judge_llm_api_key: str = field(default="", repr=False)
@@ -396,6 +410,7 @@ class Settings:
             ),
             key_file=env.get("MEMSIEVE_KEY_FILE") or None,
             max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
+            judge=_choice(env, "MEMSIEVE_JUDGE", ("guards", "classifier"), "guards"),
             judge_llm_model=env.get("MEMSIEVE_JUDGE_LLM_MODEL", "").strip(),
             judge_llm_base_url=_url(env, "MEMSIEVE_JUDGE_LLM_BASE_URL", ("http", "https"))
             or _url(env, "MEMSIEVE_OPENAI_BASE_URL", ("http", "https")),
