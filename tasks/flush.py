@@ -22,16 +22,19 @@ log = logging.getLogger("memsieve.tasks.flush")
     reject_on_worker_lost=True,
     max_retries=50,
 )
-def flush(self: Any, namespace: Any) -> dict[str, Any]:
+def flush(self: Any, namespace: Any, lane: Any = constants.QUEUE) -> dict[str, Any]:
     if not isinstance(namespace, str):
         return {"error": "namespace must be a string"}
+    lane = lane if lane in constants.QUEUES else constants.QUEUE
     pipe = runtime.pipeline()
     try:
         # Before claiming anything: a capture from now on schedules a new flush, and one
         # that skipped scheduling (it saw the marker) inserted its events before, so this
         # flush claims them.
-        pipe.redis.delete(scheduled_key(namespace))
-        result = pipe.flush(namespace)
+        pipe.redis.delete(scheduled_key(namespace, lane))
+        # One slice of work, then the rest goes back on the flush lane: a process never
+        # stays away from the live queue for more than about a slice.
+        result = pipe.flush(namespace, budget=pipe.settings.flush_slice_ms / 1000)
     except errors.EmbedderMismatch:
         raise
     except (
@@ -60,7 +63,10 @@ def flush(self: Any, namespace: Any) -> dict[str, Any]:
             " stopped draining, another worker owns the namespace now",
             namespace,
         )
-    if result.failed:
+    if result.more:
+        # The slice ran out with events still pending: the rest, after live work.
+        flush_later(namespace)
+    elif result.failed:
         # Events that failed again stay pending: try them later, with backoff (the
         # sweeper would find them too). Each failure used up one of their attempts.
         flush_later(namespace, countdown=runtime.backoff(3))

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import psycopg
 from memsieve import errors
 from memsieve.flow import faults
@@ -276,7 +277,7 @@ class Store:
     def write_batch(
         self,
         namespace: str,
-        items: Sequence[tuple[Pending, list[float]]],
+        items: Sequence[tuple[Pending, npt.ArrayLike]],
         model: str,
         dims: int,
         threshold_for: Callable[[str], float],
@@ -332,7 +333,7 @@ class Store:
 
     # -- reads ------------------------------------------------------------------------
     def recall(
-        self, namespace: str, vector: list[float], model: str, k: int = 5
+        self, namespace: str, vector: npt.ArrayLike, model: str, k: int = 5
     ) -> list[dict[str, Any]]:
         vec = np.asarray(vector, dtype=np.float32)
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
