@@ -99,7 +99,87 @@ CLEAN = [
     "scikit-learn and sk-learn style estimators expose fit and predict.",
     "password=password and token=token are what the test fixtures use.",
     "Set lock_ttl: 10 and sweep_seconds: 30; the sweeper catches stragglers.",
+    # ids, public material and documentation values that look random (classes, not cases)
+    "Session sess-01JKRZPJKH5CYBPNTZZZG25QPJ wrote evt-01J5CG8HC77QWCR04GB5RY5VFE twice.",
+    "It superseded mem_01JDW0Z24NBWQQZTZZ2EX2W8PS after the review.",
+    "Look up trace-dc191a2ecbc43622ad84b1c11594eefe in Tempo, not the span.",
+    "Refunds need the charge id (ch_3PzuyIwlbZ6uH6cjvcHGPcId), not the payment intent.",
+    "S3 returned x-amz-id-2 hhp0vuPDzg0UFGTQe/Aa+faccS6CFUvT3ute/k584sjYB+uctS9tId5dV4mr8c3 to us.",
+    "Add your key (ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFubVhtBIoZIOUrbdwgM9bmWMeyFhz6okj32JHwwKOsM"
+    " alice@laptop) to the access repo.",
+    "Verify with -----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE+HeEd4/Ao6MZNGUqJM"
+    "zES8GNaDHmmqcShkfqFLsw4d6XGfa7BZoz\n-----END PUBLIC KEY----- from JWKS.",
+    "The host key fingerprint is SHA256:wVZe3BsB6aL891ozS4QAJmG5wyCR+eS3inyPOKCcAqI; check it.",
+    "go.sum pins acme/util v1.4.2 h1:4dxWcbYAcWIqfS9HiCwt2SIJz8KSvPOhKXpbZL2er2M= now.",
+    "The docs' pair AKIAIOSFODNN7EXAMPLE is what the tutorial uses.",
+    "The template has https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX.",
+    "The flag service returned eyJmZWF0dXJlIjoiY2hlY2tvdXQiLCJ2YXJpYW50IjoiQiJ9 (base64 JSON).",
+    "Never paste a file containing a BEGIN OPENSSH PRIVATE KEY header into a ticket.",
 ]
+
+SECRET_CLASSES = [
+    # (text, the secret in it)
+    (
+        "The app connected with redis://:8ITZrxncrAz2sOBRlf!29yWp@cache-prod:6379/0 today.",
+        "8ITZrxncrAz2sOBRlf!29yWp",
+    ),
+    (
+        'It stored {"hook":"https:\\/\\/deploy:v1-vNOl5GLA3SMnk@nexus.acme.io\\/repo"} there.',
+        "v1-vNOl5GLA3SMnk",
+    ),
+    (
+        "The forwarder sent `Authorization: Splunk 34beb3cf-180e-4175-9271-dfc4a3803f7d` to HEC.",
+        "34beb3cf-180e-4175-9271-dfc4a3803f7d",
+    ),
+    (
+        "The seed phrase: actress allow aisle arena alien art action accident account apology"
+        " among actor. Move funds.",
+        "actress allow aisle arena",
+    ),
+    (
+        "Break-glass recovery codes: ky7h3-2aq5p, knz26-0t2mx, d4km7-zn3kw, 5yeic-w8cci.",
+        "knz26-0t2mx",
+    ),
+    (
+        "Run keytool -list -keystore release.jks -storepass fzZKS0wVp1!JQF to check.",
+        "fzZKS0wVp1!JQF",
+    ),
+    (
+        "ldapsearch -x -D 'cn=svc,dc=acme' -w 'Mjgb0V.BFk9Q7B9nBV' '(uid=x)' worked.",
+        "Mjgb0V.BFk9Q7B9nBV",
+    ),
+    ("We reset the Jenkins admin password to M429sw.WnY4k0q so the tests pass.", "M429sw.WnY4k0q"),
+    (
+        "VULTR_API_KEY=UD1PIP1GI6HAZR61NYHH0FLRV262UIR7YEBY returned 401.",
+        "UD1PIP1GI6HAZR61NYHH0FLRV262UIR7YEBY",
+    ),
+    (
+        "RAILS_MASTER_KEY=fae19b2dd4cfff32a0b778968397d4f2 from the vault fixed it.",
+        "fae19b2dd4cfff32a0b778968397d4f2",
+    ),
+    (
+        "The bundle shipped sdk-e083fe93-121c-4f31-8dde-43ae97b32dcc to browsers.",
+        "sdk-e083fe93-121c-4f31-8dde-43ae97b32dcc",
+    ),
+    (
+        "The HAR had connect.sid=s%3AdfdNocxOrI-LsIF9JJd7Qkqm0XoqmkPP.eBwC9muQnsUAhYx0zyv1 in it.",
+        "dfdNocxOrI-LsIF9JJd7Qkqm0XoqmkPP",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), SECRET_CLASSES)
+def test_secret_classes_are_found_and_redacted(text: str, secret: str) -> None:
+    assert secrets.find_secrets(text)
+    assert secret not in secrets.redact(text)
+
+
+def test_a_public_block_in_one_field_is_not_a_secret_at_the_seam() -> None:
+    pem = (
+        "Verify with:\n-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE+HeEd4/Ao6MZ"
+        "NGUqJMzES8GNaDHmmqcShkfqFLsw4d6XGfa7BZoz\n-----END PUBLIC KEY-----\nOnly auth holds the key."
+    )
+    assert secrets.scan_fields([("content", pem), ("tags", "jwks")]) == {}
 
 
 @pytest.mark.parametrize("text", CLEAN)

@@ -1,10 +1,11 @@
-"""The scanner on a held-out corpus written by someone else, without sight of the scanner
-(tests/data/secrets_heldout.jsonl; measured once, before any tuning on it). The bounds
-are that measurement: a change may improve them, never make them worse.
+"""The scanner on the corpus written by someone else, without sight of the scanner
+(tests/data/secrets_heldout.jsonl).
 
-Measured (python bench/secrets_heldout.py): of 301 events that must be refused, 283 are
-refused for a secret, 8 fail the schema (also refused: nothing of them is stored), 10
-are admitted; of 119 benign events, 56 are refused as secrets and 1 fails the schema.
+It was held out and measured once (283/301 refused for a secret, 8 by the schema, 10
+admitted; 56/119 benign lessons refused). Its false refusals were then studied and fixed
+as classes (ids, public keys, digests, documentation placeholders, seams), so it is a
+tuning set now: these bounds are a regression check, not a result. The result is the
+measurement on the next held-out corpus (docs/security.md).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def _verdict(event: dict) -> str:
 def test_held_out_recall_and_false_refusals_are_no_worse_than_measured() -> None:
     counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS)
     assert sum(1 for r in ROWS if r["must_refuse"]) == 301 and len(ROWS) == 420
-    assert counts[(True, "secret")] >= 283
-    assert counts[(True, "admitted")] <= 10  # the secrets that would be stored
-    assert counts[(False, "secret")] <= 56  # lessons refused by mistake
+    assert counts[(True, "secret")] >= 293
+    assert counts[(True, "admitted")] == 0  # the secrets that would be stored
+    assert counts[(False, "secret")] == 0  # lessons refused by mistake
     assert counts[(False, "invalid")] <= 1

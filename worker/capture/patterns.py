@@ -145,7 +145,7 @@ _PATTERNS: tuple[Pattern, ...] = (
     ),
     _p(
         "url_password",
-        r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@?#]+:([^\s@/?#]+)@[^\s@]",
+        r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@?#]*:([^\s@/?#]+)@[^\s@]",
         1,
         not_placeholder,
         needs=("://",),

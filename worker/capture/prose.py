@@ -27,7 +27,7 @@ _TOKEN = (
     r"client[ _-]?secret|session[ _-]?token|refresh[ _-]?token|token|secret)"
 )
 _IS = (
-    r"(?:is now|was changed to|changed to|is set to|was set to|set to|became|reads|is|was|"
+    r"(?:is now|was changed to|changed to|is set to|was set to|set to|became|reads|is|was|to|"
     r"are|were|ist|est|es|era|é|är|on|jest|=|:|：|->|=>|—|–|是|为|は|는|은)"
 )
 _QUOTE_OPEN = "\"'“‘`«(["
@@ -61,12 +61,25 @@ _CLI_PASSWORD = re.compile(
     r"(?:\bmysql(?:dump|admin)?\b[^\n]*?\s-p[\"']?([^\s\"'-][^\s\"']{3,})"
     r"|\s(?:-u|--user)\s+[\"']?[^\s:\"']+:([^\s\"'@]{4,})"
     r"|\bsshpass\s+-p\s*[\"']?([^\s\"']{4,})"
-    r"|\bredis-cli\b[^\n]*?\s-a\s+[\"']?([^\s\"']{4,}))"
+    r"|\bredis-cli\b[^\n]*?\s-a\s+[\"']?([^\s\"']{4,})"
+    r"|\s-(?:src|dest)?(?:storepass|keypass|storepassword)\s+[\"']?([^\s\"']{4,})"
+    r"|\bldap\w*\b[^\n]*?\s-w\s+[\"']?([^\s\"']{4,}))"
+)
+# A wallet's recovery words after their name: "seed phrase: actress allow aisle …".
+_SEED_PHRASE = re.compile(
+    r"(?i)\b(?:seed|mnemonic|recovery|wallet|secret)\s+(?:phrase|words|mnemonic)\b[^.\n]{0,40}?"
+    r"[:\s]\s*[\"'`]?((?:[a-z]{3,8}[ ,]+){11,23}[a-z]{3,8})"
+)
+# One-time recovery / backup codes listed after their name.
+_CODE_LIST = re.compile(
+    r"(?i)\b(?:recovery|backup|break-glass|scratch|2fa|mfa)\s+codes?\b[^.\n]{0,40}?[:\s]\s*"
+    r"((?:[a-z0-9]{4,6}-?[a-z0-9]{4,6}[,;\s]+(?:and\s+)?){2,}[a-z0-9]{4,6}-?[a-z0-9]{4,6})"
 )
 _PROSE_NEEDS = (
     "pass", "pwd", "pw", "pin", "token", "secret", "key", "log", "sign", "user", "cred",
     "account", "@", "mdp", "mysql", "-u", "sshpass", "redis-cli", "wort", "contrase", "clave", "senha", "has", "sifre", "şifre",
-    "пароль", "密", "パスワード", "비밀번호", "salasana", "heslo", "parola", "senord",
+    "пароль", "密", "パスワード", "비밀번호", "salasana", "heslo", "parola", "senord", "phrase",
+    "mnemonic", "codes", "storepass", "keypass", "ldap",
 )  # fmt: skip
 # Words that follow "the password is" in lessons about passwords, not passwords.
 _STOP = frozenset(
@@ -158,11 +171,15 @@ def findings(text: str) -> Iterable[SecretFinding]:
             start = m.start(1)
             yield SecretFinding(start, start + len(value), "keyword_secret")
     for m in _CLI_PASSWORD.finditer(text):
-        group = next(g for g in range(1, 5) if m.group(g) is not None)
+        group = next(g for g in range(1, 7) if m.group(g) is not None)
         value = _clean_value(m.group(group))
         if _password_like(value, strict=True):
             start = m.start(group) + max(0, m.group(group).find(value))
             yield SecretFinding(start, start + len(value), "prose_password")
+    for regex in (_SEED_PHRASE, _CODE_LIST):
+        for m in regex.finditer(text):
+            if any(c.isdigit() for c in m.group(1)) or regex is _SEED_PHRASE:
+                yield SecretFinding(m.start(1), m.end(1), "recovery_secret")
     for regex, group in ((_PROSE_BARE, 1), (_PROSE_BEFORE, 1), (_LOGIN, 2), (_USER_PASS_HOST, 1)):
         for m in regex.finditer(text):
             value = _clean_value(m.group(group))

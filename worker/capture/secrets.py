@@ -34,7 +34,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from urllib.parse import unquote_plus
 
-from memsieve.capture import patterns, prose
+from memsieve.capture import lookalikes, patterns, prose
 from memsieve.capture.patterns import SecretFinding, classes, entropy, merge
 
 __all__ = [
@@ -61,9 +61,6 @@ _SEAM_CUES = ("pass", "pwd", "pw", "pin", "token", "secret", "key", "auth", "bea
 _PREFIXED = re.compile(
     r"(?<![\w-])([a-z][a-z0-9]{1,9}[_-](?:[a-z0-9]{1,10}[_-]){0,2})([A-Za-z0-9]{20,}[A-Za-z0-9_-]*)(?![\w-])"
 )
-_DIGEST_PREFIX = re.compile(
-    r"(?i)^(?:sha\d*|md5|hash|digest|commit|rev|id|uuid|etag|h|raw|bf|s)[_-]"
-)
 _RUN = re.compile(r"(?<![\w+/=.-])([A-Za-z0-9+/_-]{24,}={0,2})(?![\w+/=.-])")
 
 
@@ -78,8 +75,15 @@ def _transitions(s: str) -> float:
     return sum(cls(a) != cls(b) for a, b in zip(s, s[1:], strict=False)) / (len(s) - 1)
 
 
+# A ULID (26 characters of Crockford base32, a millisecond timestamp first): the id format
+# of events, sessions and memories (`evt-01J5CG8…`, `mem_01JDW0…`), never a credential.
+_ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
+
+
 def _random_tail(tail: str) -> bool:
     core = tail.replace("_", "").replace("-", "")
+    if _ULID.fullmatch(core):
+        return False
     if len(core) < 20 or not patterns.not_lookalike(core):
         return False
     if re.fullmatch(r"[0-9a-f]+", core):
@@ -89,7 +93,7 @@ def _random_tail(tail: str) -> bool:
 
 def _generic(text: str) -> Iterable[SecretFinding]:
     for m in _PREFIXED.finditer(text):
-        if not _DIGEST_PREFIX.match(m.group(1)) and _random_tail(m.group(2)):
+        if not lookalikes.DIGEST_PREFIX.match(m.group(1)) and _random_tail(m.group(2)):
             yield SecretFinding(m.start(), m.end(), "prefixed_token")
     for m in _RUN.finditer(text):
         run = m.group(1).rstrip("=")
@@ -121,7 +125,7 @@ _B64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{12,}={0,2}(?![A-Za-z0-9+
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){6,}(?![0-9A-Fa-f])")
 _WORD = re.compile(r"(?<!\S)\S{6,}")  # whitespace-delimited runs: linear, no backtracking
 _ESCAPE_MARK = re.compile(
-    r"%[0-9A-Fa-f]{2}|\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|&#x?[0-9A-Fa-f]+;|&[a-z]+;"
+    r"\\/|%[0-9A-Fa-f]{2}|\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|&#x?[0-9A-Fa-f]+;|&[a-z]+;"
 )
 
 
@@ -152,6 +156,7 @@ def _unescape(run: str) -> str:
     if "\\x" in out or "\\u" in out:
         out = re.sub(r"\\x([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), out)
         out = re.sub(r"\\u([0-9A-Fa-f]{4})", lambda m: chr(int(m.group(1), 16)), out)
+    out = out.replace("\\/", "/")  # JSON's escaped slash: https:\/\/host
     return html.unescape(out) if "&" in out else out
 
 
@@ -164,7 +169,7 @@ def _decoded(text: str, depth: int) -> Iterable[SecretFinding]:
         decoded = _text_of(bytes.fromhex(m.group(0)))
         if decoded and _scan(decoded, depth + 1):
             yield SecretFinding(m.start(), m.end(), "encoded_secret")
-    if any(mark in text for mark in ("%", "\\x", "\\u", "&")):
+    if any(mark in text for mark in ("%", "\\x", "\\u", "&", "\\/")):
         for m in _WORD.finditer(text):
             if not _ESCAPE_MARK.search(m.group(0)):
                 continue
@@ -201,6 +206,7 @@ def _scan(text: str, depth: int) -> list[SecretFinding]:
         *prose.findings(text),
         *_generic(text),
     ]
+    found = [f for f in found if not lookalikes.public_or_id(text, f, _b64)]
     if depth < MAX_DEPTH:
         found.extend(_decoded(text, depth))
     if depth == 0 and not text.isascii():
@@ -290,6 +296,8 @@ def scan_fields(fields: Sequence[tuple[str, str]]) -> dict[str, list[SecretFindi
             # two words) and a generic run would swallow the neighbour's last word.
             joined = lpart + sep + rpart
             for f in patterns.known_formats(joined) if sep == "" else find_secrets(joined):
+                if f.end <= len(lpart):
+                    continue  # inside the left field: its own scan, with all its context, decides
                 if f.start < len(lpart):
                     end = offset + min(f.end, len(lpart))
                     out[na].append(SecretFinding(offset + f.start, end, f.kind))

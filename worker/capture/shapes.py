@@ -64,7 +64,14 @@ def classes(s: str) -> int:
     )
 
 
+# An upper-case run with digits all through it is a key (`UD1PIP1GI6HAZR61…`), not the
+# name of an environment variable.
+_UPPER_KEY_RE = re.compile(r"(?=(?:[A-Z]*\d){4})[A-Z0-9]{16,}")
+
+
 def not_placeholder(value: str) -> bool:
+    if _UPPER_KEY_RE.fullmatch(value):
+        return not heuristic.is_templated_secret(value)
     return not _PLACEHOLDER_RE.match(value) and not heuristic.is_templated_secret(value)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from memsieve.capture.shapes import B as _B
 from memsieve.capture.shapes import E as _E
-from memsieve.capture.shapes import Pattern, classes, random_looking
+from memsieve.capture.shapes import Pattern, classes, not_placeholder, random_looking
 from memsieve.capture.shapes import p as _p
 
 VENDOR_PATTERNS: tuple[Pattern, ...] = (
@@ -106,6 +106,46 @@ VENDOR_PATTERNS: tuple[Pattern, ...] = (
     ),
     _p("fly_token", r"FlyV1 fm\d_[A-Za-z0-9+/=_,-]{40,}", needs=("FlyV1",)),
     _p("okta_token", _B + r"00[A-Za-z0-9_-]{40}" + _E, 0, lambda v: classes(v) >= 3, needs=("00",)),
+    _p(
+        "launchdarkly_key",
+        _B + r"(?:sdk|mob|api)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}" + _E,
+        needs=("sdk-", "mob-", "api-"),
+    ),
+    _p("cloudflare_origin_ca_key", _B + r"v1\.0-[0-9a-f]{24}-[0-9a-f]{146}" + _E, needs=("v1.0-",)),
+    # Azure DevOps personal access tokens: 52 characters of lower-case base32.
+    _p(
+        "azure_devops_pat",
+        _B + r"[a-z2-7]{52}" + _E,
+        0,
+        lambda v: sum(c.isdigit() for c in v) >= 4,
+        needs=("2", "3", "4", "5", "6", "7"),
+    ),
+    _p(
+        "discord_bot_token",
+        _B + r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}" + _E,
+        0,
+        lambda v: classes(v) >= 3,
+        needs=(".",),
+    ),
+    # `Authorization: <scheme> <credential>` for any scheme (Splunk, Token, ApiKey, SSWS …).
+    _p(
+        "authorization_header",
+        r"(?i:\bauthorization)[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z][A-Za-z0-9_-]{1,20}\s+)?"
+        r"([A-Za-z0-9._~+/=-]{16,})",
+        1,
+        lambda v: not_placeholder(v) and classes(v) >= 2,
+        needs=("uthorization", "UTHORIZATION"),
+    ),
+    _p("resend_key", _B + r"re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}" + _E, needs=("re_",)),
+    _p("contentful_token", _B + r"CFPAT-[A-Za-z0-9_-]{43}" + _E, needs=("CFPAT-",)),
+    _p(
+        "session_cookie",
+        r"(?i:connect\.sid|phpsessid|jsessionid|asp\.net_sessionid|laravel_session|"
+        r"_session_id|sessionid|session_token|session)=([^;\s\"',]{16,})",
+        1,
+        random_looking,
+        needs=("=",),
+    ),
     _p(
         "password_hash",
         # A crypt/bcrypt/argon2 hash can be cracked offline: treat it as a credential.

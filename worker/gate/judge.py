@@ -1,0 +1,136 @@
+"""The gate's judgment stage: is a close pair the same fact, an update, or a different fact?
+
+The gate (`memsieve.gate.batch`) calls a `Judge` once per batch with every (incoming, candidate)
+pair that passed the cheap filters (cosine distance under the kind's threshold, not
+byte-identical). What it does with each verdict:
+
+- `SAME`: the incoming memory supersedes the candidate (a rewording of one fact);
+- `UPDATE`: the same subject and slot with a new value (a changed tool, schedule, owner,
+  limit, a reversed rule): by default both rows stay live, linked as a conflict; a correction
+  judged an update of exactly one live memory, or `MEMSIEVE_ON_CONFLICT=newest`, supersedes
+  it with reason `update`;
+- `DIFFERENT`: the incoming memory is inserted beside the candidate.
+
+When in doubt a judge answers `DIFFERENT` (keep both rows), never `SAME`.
+
+The default judge here is built from the lexical guards (`memsieve.gate.guards`): no veto
+means `SAME`; a veto means `DIFFERENT`, or `UPDATE` when the two texts share their subject
+and differ in exactly one value. It is the first, simple version; the judgment work of
+issue 15 replaces its internals behind these names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Protocol
+
+from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
+
+if TYPE_CHECKING:
+    from memsieve.settings import Settings
+
+
+class Verdict(StrEnum):
+    SAME = "same"
+    UPDATE = "update"
+    DIFFERENT = "different"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    score: float  # confidence in `verdict`, 0..1
+    judge: str  # e.g. "guards", "classifier", "llm:gpt-4o-mini"
+    detail: str  # short, human-readable, no secret
+    # The guards' vetoes behind the verdict, when the judge ran guards (recorded with the
+    # decision, per candidate). Optional: a judge that reads meaning may have none.
+    vetoes: tuple[Veto, ...] = field(default=())
+
+
+class Judge(Protocol):
+    def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]: ...
+
+
+# Guards whose veto names a value that changed (a number, an identifier, a date, a name, one
+# of an exclusive group) rather than a changed sentence (negation, swapped roles).
+VALUE_GUARDS = frozenset({"numbers", "identifiers", "dates", "entities", "compounds", "contrast"})
+# Content words the two texts must share (Jaccard, apart from the changed value) to be
+# about the same subject.
+SUBJECT_MIN_OVERLAP = 0.5
+
+
+class GuardJudge:
+    """The lexical guards as a judge (see the module docstring)."""
+
+    name = "guards"
+
+    def __init__(self, guards: Sequence[Guard] | None = None) -> None:
+        if guards is None:
+            from memsieve.gate.guards import default_guards
+
+            guards = default_guards()
+        self.guards = tuple(guards)
+
+    def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]:
+        return [self.judge_one(inc, cand) for inc, cand in pairs]
+
+    def judge_one(self, incoming: Incoming, candidate: Candidate) -> Judgement:
+        vetoes = tuple(v for g in self.guards for v in g(incoming, candidate))
+        if not vetoes:
+            return Judgement(
+                Verdict.SAME,
+                _closeness(candidate.distance),
+                self.name,
+                "no guard vetoed",
+            )
+        detail = "; ".join(f"{v.guard}: {v.detail}" for v in vetoes)
+        if _one_value_changed(incoming, candidate, vetoes):
+            return Judgement(Verdict.UPDATE, 0.6, self.name, "one value changed: " + detail, vetoes)
+        return Judgement(Verdict.DIFFERENT, 0.8, self.name, detail, vetoes)
+
+
+def _closeness(distance: float) -> float:
+    return max(0.0, min(1.0, 1.0 - distance))
+
+
+def _one_value_changed(incoming: Incoming, candidate: Candidate, vetoes: Sequence[Veto]) -> bool:
+    """One veto from a value guard, one value on each side, and a shared subject."""
+    if len(vetoes) != 1 or vetoes[0].guard not in VALUE_GUARDS:
+        return False
+    new, old = _sides(vetoes[0].detail)
+    if len(new) != 1 or len(old) != 1:
+        return False
+    if incoming.heading and incoming.heading.strip().lower() == candidate.heading.strip().lower():
+        return True
+    from memsieve.gate import guards, text
+
+    a = text.analyse(guards.memory_text(incoming.heading, incoming.content))
+    b = text.analyse(guards.memory_text(candidate.heading, candidate.content))
+    changed = {new[0].lower(), old[0].lower()}
+    words_a = tuple(w for w in a.content_words if w not in changed)
+    words_b = tuple(w for w in b.content_words if w not in changed)
+    return guards.overlap(words_a, words_b) >= SUBJECT_MIN_OVERLAP
+
+
+def _sides(detail: str) -> tuple[list[str], list[str]]:
+    """The terms each side has in a guard's detail ("incoming has a, b; memory has c")."""
+    new: list[str] = []
+    old: list[str] = []
+    for part in detail.split("; "):
+        if part.startswith("incoming has "):
+            new = part.removeprefix("incoming has ").split(", ")
+        elif part.startswith("memory has "):
+            old = part.removeprefix("memory has ").split(", ")
+    return new, old
+
+
+def guard_judge(guards: Sequence[Guard] | None = None) -> Judge:
+    """A judge from the given guards (default: every guard)."""
+    return GuardJudge(guards)
+
+
+def default_judge(settings: Settings | None = None) -> Judge:
+    """The judge the gate uses unless told otherwise."""
+    return GuardJudge()
