@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
 from typing import Any
 
 import kombu.exceptions
@@ -64,6 +63,8 @@ def capture(self: Any, payload: Any) -> dict[str, int]:
 # marker and schedules a new flush. The TTL only bounds how long a lost flush message can
 # mute the wake-ups of a namespace (the sweeper re-flushes pending events anyway).
 SCHEDULED_TTL_S = 1
+# A backfill's flush waits behind its captures; the sweeper still bounds a lost one.
+BACKFILL_TTL_S = 120
 
 
 def scheduled_key(namespace: str, lane: str = constants.QUEUE) -> str:
@@ -80,45 +81,55 @@ def lane_of(request: Any) -> str:
 def wake(
     client: redis.Redis, namespace: str, lane: str = constants.QUEUE, every: float = 0.0
 ) -> None:
-    """Schedule a flush of `namespace` unless one is queued on its lane and not yet draining.
+    """Schedule a flush of `namespace` unless one woken from its lane is queued and not
+    yet draining.
 
-    Live captures wake a flush on the live queue, at once. Backfill captures wake one on
-    the flush lane (above backfill captures, below live work): the first at once, so a
-    backfill's first memories show within a second, later ones `every` seconds apart, so
-    each drains a full batch instead of a handful of events per embedding request.
+    Live captures wake a flush on the live queue: it runs before any backfill work.
+    Backfill captures wake one ahead of the backlog (the flush lane) at most once per
+    `every` seconds per namespace, so a backfill's first memories show at once; the
+    others queue behind the backfill's own captures (the backfill lane), so they drain
+    full batches instead of a handful of events per embedding request.
     """
-    flush_lane = constants.QUEUE if lane == constants.QUEUE else constants.QUEUE_FLUSH
-    marker = scheduled_key(namespace, flush_lane)
-    countdown = 0.0
-    # The marker outlives a delayed flush, or every capture meanwhile would queue one.
-    ttl = SCHEDULED_TTL_S if flush_lane == constants.QUEUE else SCHEDULED_TTL_S + math.ceil(every)
+    live = lane == constants.QUEUE
+    marker = scheduled_key(namespace, constants.QUEUE if live else constants.QUEUE_BACKFILL)
+    queue = constants.QUEUE if live else constants.QUEUE_BACKFILL
     try:
-        if not client.set(marker, "1", nx=True, ex=ttl):
+        # A backfill flush can wait behind many captures: its marker must outlive that
+        # wait, or every capture meanwhile would queue another flush of the namespace.
+        if not client.set(marker, "1", nx=True, ex=SCHEDULED_TTL_S if live else BACKFILL_TTL_S):
             return
-        if flush_lane == constants.QUEUE_FLUSH and every > 0:
-            key = constants.backfill_flushed_key(namespace)
-            if not client.set(key, "1", nx=True, px=int(every * 1000)):
-                countdown = max(0.0, client.pttl(key) / 1000)
+        if not live and (
+            every <= 0
+            or client.set(
+                constants.backfill_flushed_key(namespace), "1", nx=True, px=int(every * 1000)
+            )
+        ):
+            queue = constants.QUEUE_FLUSH
     except redis.RedisError as exc:
         log.warning("flush marker of %s: %s; scheduling anyway", namespace, exc)
-    if not flush_later(namespace, countdown=countdown, queue=flush_lane):
+    if not flush_later(namespace, queue=queue, marker_lane=constants.QUEUE if live else lane):
         # Nothing was queued to clear the marker: let the next capture schedule.
         try:
             client.delete(marker)
         except redis.RedisError:
-            pass  # it expires within SCHEDULED_TTL_S
+            pass  # it expires within its TTL
 
 
-def flush_later(namespace: str, countdown: float = 0.0, queue: str = constants.QUEUE_FLUSH) -> bool:
-    """Queue a flush of `namespace`; False if the broker refused (the sweeper will find it).
-
-    Retries, leftovers and sweeps go on the flush lane; live captures pass their own queue.
-    """
+def flush_later(
+    namespace: str,
+    countdown: float = 0.0,
+    queue: str = constants.QUEUE_FLUSH,
+    marker_lane: str | None = None,
+) -> bool:
+    """Queue a flush of `namespace` on `queue`; False if the broker refused (the sweeper
+    will find it). `marker_lane` names the scheduled-flush marker the flush clears
+    (constants.QUEUE: live, QUEUE_BACKFILL: backfill; None: none). Retries and leftovers
+    go on the flush lane."""
     try:
         app.send_task(
             constants.TASK_FLUSH,
             args=[namespace],
-            kwargs={"lane": queue},
+            kwargs={"lane": marker_lane},
             queue=queue,
             countdown=countdown or None,
         )

@@ -104,8 +104,9 @@ def _sweep_loop(settings: Settings) -> None:
                 app.send_task(
                     constants.TASK_FLUSH,
                     args=[ns],
-                    kwargs={"lane": constants.QUEUE_FLUSH},
-                    queue=constants.QUEUE_FLUSH,
+                    # Behind any backlog: a safety net, not a fast path.
+                    kwargs={"lane": None},
+                    queue=constants.QUEUE_BACKFILL,
                 )
                 log.info("sweep: flushing namespace %s (pending events waited > %ss)", ns, interval)
             scrubber.tick()

@@ -176,9 +176,9 @@ class Settings:
     # A flush task drains for about this long, then re-queues the rest on the flush lane,
     # so a live lesson never waits for a whole backlog (worker/flow/pipeline.py).
     flush_slice_ms: int = 1000
-    # A backfilled namespace is flushed at most this often: its batches fill up between
-    # flushes (tasks/capture.py).
-    backfill_flush_every_ms: int = 1000
+    # A backfilled namespace gets a flush ahead of the backlog at most this often; its
+    # other flushes queue behind the backfill's captures and drain full batches.
+    backfill_flush_every_ms: int = 10000
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -258,7 +258,7 @@ class Settings:
             ),
             key_file=env.get("MEMSIEVE_KEY_FILE") or None,
             flush_slice_ms=_int(env, "MEMSIEVE_FLUSH_SLICE_MS", 1000, 1),
-            backfill_flush_every_ms=_int(env, "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS", 1000, 0),
+            backfill_flush_every_ms=_int(env, "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS", 10000, 0),
         )
 
     @property

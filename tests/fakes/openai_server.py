@@ -307,3 +307,29 @@ class FakeOpenAI:
                 param = f"input[{i}]" if self.bad_marker_reports_index else None
                 return "'$.input' is invalid", param
         return None
+
+
+def main() -> None:
+    """Serve in this process until killed (the bench runs it beside the worker):
+    python -m tests.fakes.openai_server --delay 0.1 --format float --url-file PATH"""
+    import argparse
+    import signal
+    from pathlib import Path
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--delay", type=float, default=0.0, help="seconds before every answer")
+    ap.add_argument("--format", default="request", choices=["request", "float", "base64"])
+    ap.add_argument("--url-file", required=True, help="where to write the base URL when ready")
+    args = ap.parse_args()
+    fake = FakeOpenAI()
+    fake.delay = args.delay
+    fake.answer_format = args.format
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with fake:
+        Path(args.url_file).write_text(fake.base_url)
+        stop.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -64,29 +64,35 @@ def test_the_flush_clears_the_marker_before_claiming(
     assert rows == [{"status": "written", "n": 2}]
 
 
-def test_backfill_wakes_go_to_the_flush_lane_and_never_mute_a_live_wake(
+def test_backfill_wakes_jump_the_backlog_once_then_queue_behind_it(
     redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sent: list[tuple[str, str, float]] = []
+    sent: list[tuple[str, str, str | None]] = []
 
-    def fake_flush_later(ns: str, countdown: float = 0.0, queue: str = "") -> bool:
-        sent.append((ns, queue, countdown))
+    def fake_flush_later(
+        ns: str, countdown: float = 0.0, queue: str = "", marker_lane: str | None = None
+    ) -> bool:
+        sent.append((ns, queue, marker_lane))
         return True
 
     monkeypatch.setattr(capture, "flush_later", fake_flush_later)
     client = redis.Redis.from_url(redis_url)
+    bf = constants.QUEUE_BACKFILL
     for _ in range(3):
-        capture.wake(client, "a", constants.QUEUE_BACKFILL, every=5.0)
-    # A live capture in the same namespace: its own flush, at once, on the live queue.
-    capture.wake(client, "a", constants.QUEUE, every=5.0)
-    assert sent == [("a", constants.QUEUE_FLUSH, 0.0), ("a", constants.QUEUE, 0.0)]
-    # The backfill flush started (marker gone): the next backfill wake waits out the
-    # spacing, so that flush drains a full batch.
-    client.delete(constants.flush_scheduled_key("a", constants.QUEUE_FLUSH))
-    capture.wake(client, "a", constants.QUEUE_BACKFILL, every=5.0)
-    ns, lane, countdown = sent[-1]
-    assert (ns, lane) == ("a", constants.QUEUE_FLUSH) and 4.0 < countdown <= 5.0
-    assert len(sent) == 3
+        capture.wake(client, "a", bf, every=60.0)
+    # A live capture in the same namespace: its own flush, on the live queue.
+    capture.wake(client, "a", constants.QUEUE, every=60.0)
+    assert sent == [("a", constants.QUEUE_FLUSH, bf), ("a", constants.QUEUE, constants.QUEUE)]
+    # The first backfill flush started (marker gone): the next one queues behind the
+    # backlog, on the backfill lane, until `every` has passed.
+    client.delete(constants.flush_scheduled_key("a", bf))
+    capture.wake(client, "a", bf, every=60.0)
+    capture.wake(client, "a", bf, every=60.0)
+    assert sent[2:] == [("a", bf, bf)]
+    # Another namespace gets its own first flush ahead of the backlog.
+    capture.wake(client, "b", bf, every=60.0)
+    assert sent[3:] == [("b", constants.QUEUE_FLUSH, bf)]
+    assert client.ttl(constants.flush_scheduled_key("b", bf)) > 60
 
 
 def test_lane_of_a_capture_message() -> None:
