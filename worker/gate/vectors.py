@@ -140,15 +140,22 @@ class NamespaceCache:
             return item[1]
 
     def put(self, namespace: str, model: str, version: int, live: LiveSet) -> None:
+        """Keep `live` at `version`, evicting the least recently used others past the budget.
+
+        A set larger than the whole budget is not kept, and costs the others nothing: it
+        used to empty the cache of every namespace of the process on each of its writes.
+        """
+        key = (namespace, model)
         with self._lock:
-            self._items[(namespace, model)] = (version, live)
-            self._items.move_to_end((namespace, model))
+            if live.nbytes > self.budget:
+                self._items.pop(key, None)
+                return
+            self._items[key] = (version, live)
+            self._items.move_to_end(key)
             total = sum(s.nbytes for _, s in self._items.values())
             while total > self.budget and len(self._items) > 1:
                 _, (_, dropped) = self._items.popitem(last=False)
                 total -= dropped.nbytes
-            if total > self.budget:
-                self._items.clear()  # one namespace larger than the budget: never cached
 
     def drop(self, namespace: str, model: str) -> None:
         with self._lock:
