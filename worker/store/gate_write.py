@@ -28,6 +28,7 @@ import psycopg
 from memsieve import errors
 from memsieve.gate import vectors
 from memsieve.gate.decide import Candidate, Guard, Incoming, decide
+from memsieve.store import gate_load
 from memsieve.store.rows import Outcome
 
 INSERT_MEMORY = (
@@ -181,10 +182,7 @@ def write_batch(
     )
     status = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
     version = namespace_version(cur, namespace)
-    live = cache.get(namespace, model, version)
-    cached = live is not None
-    if live is None:
-        live = load_live(cur, namespace, model, dims)
+    live, cached = gate_load.live_for(cur, cache, namespace, model, dims, version)
     batch = _Batch(live)
 
     todo = [(ev, vec) for ev, vec in items if status.get(ev.event_id, ("", None))[0] == "pending"]
