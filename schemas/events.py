@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -23,6 +24,10 @@ MAX_TAG = 64
 NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 EVENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 TAG_RE = re.compile(r"^[^\x00-\x1f\x7f,]{1,64}$")
+# occurred_at, once in UTC, must stay inside what Python and PostgreSQL both load back in
+# any session time zone (a day inside years 1..9999 on each side).
+OCCURRED_MIN = datetime(1, 1, 2, tzinfo=UTC)
+OCCURRED_MAX = datetime(9999, 12, 30, tzinfo=UTC)
 
 
 class Kind(StrEnum):
@@ -30,14 +35,6 @@ class Kind(StrEnum):
     correction = "correction"
     failure = "failure"
     pattern = "pattern"
-
-
-class Source(BaseModel):
-    """Where the event came from."""
-
-    model_config = ConfigDict(extra="forbid")
-    agent: str | None = Field(default=None, max_length=128)
-    session: str | None = Field(default=None, max_length=128)
 
 
 def _no_nul(value: str, field: str) -> str:
@@ -50,6 +47,19 @@ def _no_nul(value: str, field: str) -> str:
     except UnicodeEncodeError:
         raise ValueError(f"{field} is not valid Unicode") from None
     return value
+
+
+class Source(BaseModel):
+    """Where the event came from."""
+
+    model_config = ConfigDict(extra="forbid")
+    agent: str | None = Field(default=None, max_length=128)
+    session: str | None = Field(default=None, max_length=128)
+
+    @field_validator("agent", "session")
+    @classmethod
+    def _text(cls, v: str | None, info: Any) -> str | None:
+        return None if v is None else _no_nul(v, f"source.{info.field_name}")
 
 
 class CaptureEvent(BaseModel):
@@ -74,7 +84,11 @@ class CaptureEvent(BaseModel):
     )
     supersedes: str | None = Field(
         default=None,
-        description="For a correction: the memory id it explicitly replaces.",
+        max_length=64,
+        description=(
+            "For a correction: the id (a UUID) of the memory it explicitly replaces, in the"
+            " same namespace. One already superseded is resolved to its live successor."
+        ),
     )
 
     @field_validator("event_id")
@@ -103,6 +117,7 @@ class CaptureEvent(BaseModel):
     @classmethod
     def _tags(cls, v: list[str]) -> list[str]:
         for tag in v:
+            _no_nul(tag, "tags")
             if not TAG_RE.match(tag):
                 raise ValueError("each tag must be 1-64 printable chars without commas")
         return v
@@ -110,9 +125,28 @@ class CaptureEvent(BaseModel):
     @field_validator("occurred_at")
     @classmethod
     def _occurred_at(cls, v: datetime | None) -> datetime | None:
-        if v is not None and v.tzinfo is None:
+        if v is None:
+            return None
+        if v.tzinfo is None:
             v = v.replace(tzinfo=UTC)
+        try:
+            v = v.astimezone(UTC)
+        except (OverflowError, ValueError):
+            v = None  # type: ignore[assignment]
+        if v is None or not OCCURRED_MIN <= v <= OCCURRED_MAX:
+            raise ValueError("occurred_at must be between 0001-01-02 and 9999-12-30 in UTC")
         return v
+
+    @field_validator("supersedes")
+    @classmethod
+    def _supersedes(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        _no_nul(v, "supersedes")
+        try:
+            return str(uuid.UUID(v))
+        except ValueError:
+            raise ValueError("supersedes must be a memory id (a UUID)") from None
 
     @property
     def text(self) -> str:
@@ -129,7 +163,7 @@ class CaptureEvent(BaseModel):
         if self.event_id:
             return self.event_id
         when = self.occurred_at.isoformat() if self.occurred_at else ""
-        return derive_event_id(
+        parts = [
             self.namespace,
             self.kind.value,
             self.heading,
@@ -137,7 +171,12 @@ class CaptureEvent(BaseModel):
             when,
             self.source.agent or "",
             self.source.session or "",
-        )
+        ]
+        # Every other field that changes what the event means; left out at its default so
+        # that the ids of plain events stay what they were.
+        if self.tags or self.reasoning or self.supersedes:
+            parts += ["\x1e".join(self.tags), "r" if self.reasoning else "", self.supersedes or ""]
+        return derive_event_id(*parts)
 
 
 def memory_text(heading: str, content: str) -> str:
@@ -172,7 +211,8 @@ def first_error(exc: ValidationError) -> str:
     elif err["type"] == "string_unicode":
         msg = f"{loc} is not valid Unicode"
     elif err["type"] == "too_long" and "max_length" in ctx:
-        msg = f"at most {ctx['max_length']} items allowed"
+        unit = "characters" if isinstance(err.get("input"), str) else "items"
+        msg = f"at most {ctx['max_length']} {unit} allowed"
     if err["type"] == "extra_forbidden":
         msg = "unknown field"
         # A field name is producer input: echo it only when it looks like a name.

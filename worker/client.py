@@ -57,7 +57,7 @@ def check(event: Mapping[str, Any] | ev.CaptureEvent) -> ev.CaptureEvent:
             parsed = ev.CaptureEvent.model_validate(dict(event))
         except ValidationError as exc:
             # A made-up field's name is echoed by the message: it may be the secret.
-            raise Refused("invalid", secrets.redact(ev.first_error(exc))) from None
+            raise Refused("invalid_event", secrets.redact(ev.first_error(exc))) from None
     found = secrets.scan_fields(policy.event_fields(parsed))
     if found:
         where = tuple(dict.fromkeys(name.split("[")[0] for name in found))

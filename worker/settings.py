@@ -179,6 +179,8 @@ class Settings:
     # A backfilled namespace gets a flush ahead of the backlog at most this often; its
     # other flushes queue behind the backfill's captures and drain full batches.
     backfill_flush_every_ms: int = 10000
+    # Largest capture message accepted (bytes of the body as the broker delivers it).
+    max_message_bytes: int = 16 * 1024 * 1024
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -259,6 +261,7 @@ class Settings:
             key_file=env.get("MEMSIEVE_KEY_FILE") or None,
             flush_slice_ms=_int(env, "MEMSIEVE_FLUSH_SLICE_MS", 1000, 1),
             backfill_flush_every_ms=_int(env, "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS", 10000, 0),
+            max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
         )
 
     @property

@@ -119,7 +119,7 @@ def test_arbitrary_items_each_end_in_one_recorded_state_and_the_worker_survives(
     rows = store.query("SELECT status, reason FROM events WHERE status IN ('rejected', 'dead')")
     assert rows and all(r["reason"] for r in rows)
     reasons = {r["reason"] for r in rows}
-    assert {"invalid", "not_an_event"} <= reasons
+    assert {"invalid_event", "not_an_event"} <= reasons
     # The raw garbage was recorded too, under ids derived from its bytes.
     garbage_rows = store.query(
         "SELECT reason FROM events WHERE event_id = ANY(%s)", ([raw_event_id(g) for g in garbage],)

@@ -94,7 +94,7 @@ def test_jsonl_ids_are_the_ones_the_ledger_records(
     assert [a.event_id for a in accepted] == [i.event_id for i in items]
     s = bf.summarize(store, items)
     assert (s.items, s.events, s.pending, s.unseen) == (5, 4, 2, 0)
-    assert s.rejected == {"invalid": 1, "malformed_json": 1}
+    assert s.rejected == {"invalid_event": 1, "malformed_json": 1}
 
 
 def test_checkpoint_resumes_only_on_the_same_source(tmp_path: Path) -> None:

@@ -26,7 +26,6 @@ GHP = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa9"
         ({"source": {"agent": GHP}}, "source.agent"),
         ({"source": {"session": GHP}}, "source.session"),
         ({"event_id": "AKIA" + "Q3TZ7N2WXKJ5LM8P"}, "event_id"),
-        ({"kind": "correction", "supersedes": GHP}, "supersedes"),
         ({"heading": "Token " + GHP[:20], "content": GHP[20:] + " leaked"}, "heading"),
         ({"content": "The password is hunter3x for staging, rotate it."}, "content"),
     ],
@@ -42,11 +41,11 @@ def test_a_secret_anywhere_is_refused_without_echoing_it(change: dict, field: st
 
 
 def test_schema_errors_are_refused_and_a_made_up_field_name_is_not_echoed() -> None:
-    with pytest.raises(client.Refused, match="invalid: kind: must be one of"):
+    with pytest.raises(client.Refused, match="invalid_event: kind: must be one of"):
         client.check({**LESSON, "kind": "musing"})
     with pytest.raises(client.Refused) as info:
         client.check({**LESSON, GHP: 1})
-    assert info.value.reason == "invalid" and GHP not in str(info.value)
+    assert info.value.reason == "invalid_event" and GHP not in str(info.value)
 
 
 def test_a_clean_event_passes_with_its_id() -> None:
@@ -74,3 +73,10 @@ def test_enqueue_refuses_a_secret_before_touching_any_service(
     assert code == 2 and "refused, nothing was sent" in err and "item 1: github_token" in err
     assert GHP not in err
     assert not (tmp_path / "home" / "redis").exists()  # no embedded service was started
+
+
+def test_a_supersedes_that_is_no_memory_id_is_refused_without_echoing_it() -> None:
+    with pytest.raises(client.Refused) as info:
+        client.check({**LESSON, "kind": "correction", "supersedes": GHP})
+    assert info.value.reason == "invalid_event"
+    assert "UUID" in info.value.detail and GHP not in str(info.value)

@@ -75,3 +75,17 @@ def test_the_launchers_environment_carries_options_and_no_command_line_does() ->
     assert env["CELERY_BROKER_URL"] == settings.broker_url
     assert env["FLOWER_BASIC_AUTH"] == "ops:flower-pw-1" and "FLOWER_UNRELATED" not in env
     assert not any("pw" in part for part in flower.command())
+
+
+def test_the_task_summary_names_only_well_formed_namespaces() -> None:
+    from memsieve.delivery.consumer import describe_payload
+
+    items = [
+        {"namespace": "web", "kind": "retro"},
+        {"namespace": "caf\udce9 lesson text"},
+        {"namespace": "xoxb-" + "12345678901-1234567890123-" + "abcdefghij0123456789klmn"},
+        "just text",
+    ]
+    summary = describe_payload(items)
+    assert summary.startswith("[4 event(s) ns=web first=")
+    assert "lesson" not in summary and "xoxb" not in summary and "\udce9" not in summary

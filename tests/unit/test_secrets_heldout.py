@@ -31,7 +31,25 @@ def _verdict(event: dict) -> str:
 def test_held_out_recall_and_false_refusals_are_no_worse_than_measured() -> None:
     counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS)
     assert sum(1 for r in ROWS if r["must_refuse"]) == 301 and len(ROWS) == 420
-    assert counts[(True, "secret")] >= 293
+    # Since issue 13 `supersedes` must be a memory id (a UUID): the corpus's "mem_01J..."
+    # targets refuse their events as invalid (stored no more than a secret refusal is).
+    assert counts[(True, "secret")] + counts[(True, "invalid_event")] >= 293
     assert counts[(True, "admitted")] == 0  # the secrets that would be stored
     assert counts[(False, "secret")] == 0  # lessons refused by mistake
-    assert counts[(False, "invalid")] <= 1
+    assert counts[(False, "invalid_event")] <= 21
+
+
+PATH2 = PATH.with_name("secrets_heldout2.jsonl")
+ROWS2 = [json.loads(line) for line in PATH2.read_text("utf-8").splitlines() if line.strip()]
+
+
+def test_second_held_out_corpus_is_no_worse_than_measured() -> None:
+    """Written by a third engineer without sight of the scanner or the first corpus, and
+    measured once with the scanner that had been tuned on the first: 250/310 refused for a
+    secret, 9 by the schema, 51 admitted; 40/221 benign lessons refused (the scanner before
+    that tuning: 259, 9, 42 and 90/221). Bounds, not targets: it is not tuned on."""
+    counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS2)
+    assert sum(1 for r in ROWS2 if r["must_refuse"]) == 310 and len(ROWS2) == 531
+    assert counts[(True, "secret")] + counts[(True, "invalid_event")] >= 259
+    assert counts[(True, "admitted")] <= 51
+    assert counts[(False, "secret")] <= 40

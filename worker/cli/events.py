@@ -97,6 +97,14 @@ def cmd_enqueue(settings: Settings, args: argparse.Namespace) -> int:
         if not (args.namespace and args.kind and args.heading):
             return fail("enqueue needs --namespace, --kind, --heading and --content (or --file)")
         items = [_event_from_flags(args)]
+        from memsieve import client
+
+        try:
+            client.check(items[0])
+        except client.Refused as exc:
+            if exc.reason != "secret":  # a secret is reported below, with the others
+                # e.g. a tag in a Latin-1 terminal's bytes (lone surrogates), a bad date
+                return fail(f"refused, nothing was sent: {exc.detail}")
     else:
         return fail("enqueue needs --content (with --namespace --kind --heading) or --file PATH|-")
     problems = secret_items(items)

@@ -74,8 +74,9 @@ def cmd_events(settings: Settings, args: argparse.Namespace) -> int:
         where.append("status = %s")
         params.append(args.status)
     if args.event_id:
-        where.append("event_id = %s")
-        params.append(args.event_id)
+        # With the rows of later payloads that reused this id (reason event_id_reused).
+        where.append("(event_id = %s OR reused_id = %s)")
+        params += [args.event_id, args.event_id]
     params.append(args.limit)
     rows = store.query(
         "SELECT event_id, namespace, kind, status, decision, reason, detail, memory_id::text,"

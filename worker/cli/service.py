@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -45,6 +46,55 @@ def flower_command(
     return flower.command(), flower.environment(settings, base_env)
 
 
+class Supervised:
+    """A child of `memsieve up` that is restarted when it exits, with backoff (1 s, doubling
+    up to 60 s; back to 1 s once it has run for 5 minutes). The embedded services stay up
+    meanwhile: accepted events wait in the inbox, new messages wait on the queue."""
+
+    MAX_DELAY = 60.0
+    HEALTHY_AFTER = 300.0
+
+    def __init__(
+        self,
+        name: str,
+        spawn: Callable[[], subprocess.Popen[bytes]],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.name = name
+        self.spawn = spawn
+        self.clock = clock
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.started_at = 0.0
+        self.delay = 1.0
+        self.restart_at: float | None = None
+        self.restarts = 0
+
+    def start(self) -> None:
+        self.proc = self.spawn()
+        self.started_at = self.clock()
+        self.restart_at = None
+
+    def tick(self) -> None:
+        now = self.clock()
+        if self.restart_at is not None:
+            if now >= self.restart_at:
+                self.restarts += 1
+                self.start()
+            return
+        if self.proc is None or self.proc.poll() is None:
+            return
+        if now - self.started_at >= self.HEALTHY_AFTER:
+            self.delay = 1.0
+        print(
+            f"memsieve: {self.name} exited with code {self.proc.returncode}; "
+            f"restarting in {self.delay:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+        self.restart_at = now + self.delay
+        self.delay = min(self.delay * 2, self.MAX_DELAY)
+
+
 def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     os.umask(0o077)  # everything this command and its children write is the owner's only
     if (
@@ -70,14 +120,13 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
         "--concurrency",
         str(args.concurrency or settings.concurrency),
     ]
-    procs: list[tuple[str, subprocess.Popen[bytes]]] = []
-    procs.append(("worker", subprocess.Popen(worker_cmd, env=env)))
+    children = [Supervised("worker", lambda: subprocess.Popen(worker_cmd, env=env))]
     if settings.flower_port:
         flower_cmd, flower_env = flower_command(settings, env)
-        procs.append(
-            (
+        children.append(
+            Supervised(
                 "flower",
-                subprocess.Popen(
+                lambda: subprocess.Popen(
                     flower_cmd,
                     env=flower_env,
                     stdout=subprocess.DEVNULL,
@@ -85,6 +134,8 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
                 ),
             )
         )
+    for child in children:
+        child.start()
     print(
         "memsieve is up\n"
         f"  database   {redact_url(settings.database_url or '')}\n"
@@ -115,24 +166,19 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     code = 0
     try:
         while not stopping:
-            for name, p in procs:
-                if p.poll() is not None:
-                    print(
-                        f"memsieve: {name} exited with code {p.returncode}; stopping",
-                        file=sys.stderr,
-                    )
-                    stopping = True
-                    code = 1
+            for child in children:
+                child.tick()
             time.sleep(0.2)
     finally:
         print(
             "memsieve: stopping (warm shutdown: running tasks finish, unacked messages return to the queue)",
             flush=True,
         )
-        for _name, p in procs:
+        procs = [c.proc for c in children if c.proc is not None]
+        for p in procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
-        for _name, p in procs:
+        for p in procs:
             try:
                 p.wait(timeout=60)
             except subprocess.TimeoutExpired:

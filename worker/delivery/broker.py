@@ -10,6 +10,7 @@ and carries on. Installed for the `redis://` scheme by `install()`.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from kombu.transport import TRANSPORT_ALIASES, redis
@@ -21,7 +22,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 log = logging.getLogger("memsieve.broker")
 
 
-def record_garbage(raw: bytes, reason: str, detail: str) -> str:
+def record_garbage(raw: bytes, reason: str, detail: str) -> bool:
+    """Record a refused broker item under an id derived from its bytes; False if the
+    ledger could not be reached (the caller then leaves the item on the queue)."""
     eid = raw_event_id(raw)
     try:
         from memsieve.flow import runtime
@@ -44,11 +47,53 @@ def record_garbage(raw: bytes, reason: str, detail: str) -> str:
         )
     except Exception as exc:  # noqa: BLE001 - never let bookkeeping kill the consumer
         log.error("could not record %s message %s: %s", reason, eid, type(exc).__name__)
+        return False
+    from memsieve import metrics
+
+    metrics.refused(reason)
     log.warning(
         "rejected a broker item that is not a message",
         extra={"event_id": eid, "decision": "rejected", "reason": reason},
     )
-    return eid
+    return True
+
+
+def envelope_problem(channel: Any, payload: Any) -> str | None:
+    """Why a decoded Redis item cannot become a kombu message (None if it can).
+
+    kombu reads these fields unguarded when it builds the message and files it as unacked;
+    any of them missing or of the wrong type raised out of the event loop.
+    """
+    if not isinstance(payload, dict):
+        return "not a kombu envelope"
+    props = payload.get("properties")
+    if not isinstance(props, dict):
+        return "no properties"
+    tag = props.get("delivery_tag")
+    if not isinstance(tag, str) or not tag or len(tag) > 200:
+        return "no delivery tag"
+    info = props.get("delivery_info")
+    if not isinstance(info, dict):
+        return "no delivery info"
+    if not isinstance(info.get("exchange"), str) or not isinstance(info.get("routing_key"), str):
+        return "bad delivery info"
+    for name in ("content-type", "content-encoding"):
+        if not isinstance(payload.get(name), (str, type(None))):
+            return f"bad {name}"
+    if not isinstance(payload.get("headers"), (dict, type(None))):
+        return "bad headers"
+    body = payload.get("body")
+    if not isinstance(body, (str, bytes, type(None))):
+        return "bad body"
+    encoding = props.get("body_encoding")
+    if not isinstance(encoding, (str, type(None))):
+        return "bad body encoding"
+    if body:
+        try:
+            channel.decode_body(body, encoding)
+        except Exception:  # noqa: BLE001 - unknown codec, bad base64, ...
+            return "undecodable body"
+    return None
 
 
 class SafeChannel(redis.Channel):
@@ -64,15 +109,19 @@ class SafeChannel(redis.Channel):
             dest, item = dest__item
             dest = bytes_to_str(dest).rsplit(self.sep, 1)[0]
             self._queue_cycle.rotate(dest)
+            raw = item if isinstance(item, bytes) else str(item).encode("utf-8", "replace")
             try:
                 payload = loads(bytes_to_str(item))
-                if not isinstance(payload, dict) or "properties" not in payload:
-                    raise ValueError("not a kombu envelope")
+                problem = envelope_problem(self, payload)
             except Exception as exc:  # noqa: BLE001
-                raw = item if isinstance(item, bytes) else str(item).encode("utf-8", "replace")
-                record_garbage(
-                    raw, "not_a_task_message", f"broker item is not a message: {type(exc).__name__}"
-                )
+                problem = type(exc).__name__
+            if problem is not None:
+                if not record_garbage(
+                    raw, "not_a_task_message", f"broker item is not a message: {problem}"
+                ):
+                    # The ledger is down: put the item back (at the end of the line).
+                    time.sleep(1.0)
+                    self.client.lpush(dest, item)
                 return True
             self.connection._deliver(payload, dest)
             return True

@@ -3,34 +3,37 @@
 - `CaptureRequest` replaces the producer's `argsrepr` (which Celery fills with the repr of
   the arguments unless the producer says otherwise) with a summary of counts and event
   ids, so Flower and worker events never show lesson text or a secret, whoever produced.
-- `MemsieveConsumer` records messages Celery cannot decode or does not know in the ledger
-  as rejected (with an id derived from the raw bytes) instead of logging their body.
+- `MemsieveConsumer` screens every message before Celery unpacks it
+  (memsieve.delivery.envelope): one for a memsieve task is rewritten as a clean protocol-2
+  message; one that is too large, cannot be decoded, is not a task, names an unknown task or
+  has a malformed envelope is recorded in the ledger as rejected (with an id derived from
+  the raw bytes, never logging its body) and acked. Whatever else goes wrong while Celery
+  takes a message in is recorded the same way: no message can stop the consumer.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from typing import Any
 
 from celery.worker.consumer import Consumer
 from celery.worker.request import Request
+from kombu.utils.json import dumps
+from memsieve import constants
+from memsieve.delivery import envelope
 
 log = logging.getLogger("memsieve.consumer")
 
 
 def describe_payload(payload: Any) -> str:
     """Counts, namespaces and the first event id of a capture payload; no text."""
-    from memsieve.flow.pipeline import event_id_for
+    from memsieve.flow.pipeline import _given_namespace, event_id_for
 
     items = payload if isinstance(payload, list) else [payload]
-    namespaces = sorted(
-        {
-            i["namespace"]
-            for i in items
-            if isinstance(i, dict) and isinstance(i.get("namespace"), str)
-        }
-    )
+    # Only well-formed namespaces that hold no secret: anything else is producer text.
+    namespaces = sorted({ns for ns in map(_given_namespace, items) if ns})
     ns = ",".join(namespaces)[:80]
     first = event_id_for(items[0]) if items else "-"
     return f"[{len(items)} event(s) ns={ns} first={first}]"
@@ -54,26 +57,127 @@ def _raw_body(message: Any) -> bytes:
     return body if isinstance(body, bytes) else repr(body).encode()
 
 
+_TASKS = (constants.TASK_CAPTURE, constants.TASK_FLUSH)
+
+
+def _ack(message: Any) -> None:
+    try:
+        if not message.acknowledged:
+            message.ack()
+    except Exception as exc:  # noqa: BLE001 - an ack the broker lost is redelivered, then recorded again
+        log.warning("could not ack a refused message: %s", type(exc).__name__)
+
+
+def max_message_bytes() -> int:
+    from memsieve.app import current_settings
+
+    return current_settings().max_message_bytes
+
+
 class MemsieveConsumer(Consumer):  # type: ignore[misc]
-    def _record(self, message: Any, reason: str, detail: str) -> None:
+    def _refuse(self, message: Any, reason: str, detail: str) -> None:
+        """Record the message as rejected, then ack it; if the ledger is unreachable,
+        put it back (after a pause: the store is down, nothing can progress anyway)."""
         from memsieve.delivery.broker import record_garbage
 
-        record_garbage(_raw_body(message), reason, detail)
+        if record_garbage(_raw_body(message), reason, detail):
+            _ack(message)
+            return
+        time.sleep(1.0)
+        try:
+            if not message.acknowledged:
+                message.reject(requeue=True)
+        except Exception as exc:  # noqa: BLE001 - unacked, it comes back after the timeout
+            log.warning("could not requeue a refused message: %s", type(exc).__name__)
+
+    def _screen(self, message: Any) -> bool:
+        """Rewrite a memsieve task message in place; False if it was refused (and acked)."""
+        raw = _raw_body(message)
+        limit = max_message_bytes()
+        if len(raw) > limit:
+            self._refuse(
+                message,
+                "message_too_large",
+                f"message of {len(raw)} bytes exceeds MEMSIEVE_MAX_MESSAGE_BYTES={limit}",
+            )
+            return False
+        headers = message.headers
+        if not isinstance(headers, dict):
+            return True  # Celery's own path: an unknown message, recorded below
+        task = headers.get("task")
+        protocol = 2
+        body: Any = None
+        if task is None:
+            try:
+                body = message.decode()
+            except Exception as exc:  # noqa: BLE001 - any decoder error
+                self._refuse(message, "undecodable_message", f"cannot decode: {type(exc).__name__}")
+                return False
+            if not isinstance(body, dict) or "task" not in body:
+                return True  # not a task: Celery records it as unknown
+            task, protocol = body.get("task"), 1
+        if task not in _TASKS:
+            # Celery's own tasks (celery.chord_unlock, celery.accumulate, ...) are registered
+            # too: nothing but memsieve's tasks may be run from the queue.
+            name = str(task)[:80]
+            digest = hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:8]
+            self._refuse(message, "unknown_task", f"no memsieve task named like that ({digest})")
+            return False
+        try:
+            if body is None:
+                body = message.decode()
+        except Exception as exc:  # noqa: BLE001 - any decoder error
+            self._refuse(message, "undecodable_message", f"cannot decode: {type(exc).__name__}")
+            return False
+        try:
+            clean = envelope.screen(
+                str(task), protocol, headers if protocol == 2 else {}, body, raw
+            )
+            encoded = dumps(clean.body)
+        except envelope.Refused as exc:
+            self._refuse(message, exc.reason, exc.detail)
+            return False
+        except (ValueError, TypeError, RecursionError) as exc:
+            self._refuse(message, "invalid_task_message", f"cannot re-encode: {type(exc).__name__}")
+            return False
+        message.headers = clean.headers
+        message.body = encoded.encode("utf-8")
+        message.content_type = "application/json"
+        message.content_encoding = "utf-8"
+        message._decoded_cache = clean.body
+        return True
+
+    def create_task_handler(self, *args: Any, **kwargs: Any) -> Any:
+        handle = super().create_task_handler(*args, **kwargs)
+        connection_errors = tuple(self.connection_errors or ())
+
+        def on_task_received(message: Any) -> Any:
+            try:
+                if not self._screen(message):
+                    return None
+                return handle(message)
+            except connection_errors:
+                raise  # the consumer reconnects; the unacked message comes back
+            except Exception as exc:  # noqa: BLE001 - no message may stop the consumer
+                self._refuse(
+                    message,
+                    "invalid_task_message",
+                    f"cannot take the message: {type(exc).__name__}",
+                )
+                return None
+
+        return on_task_received
 
     def on_decode_error(self, message: Any, exc: Exception) -> None:
-        self._record(message, "undecodable_message", f"cannot decode: {type(exc).__name__}")
-        message.ack()
+        self._refuse(message, "undecodable_message", f"cannot decode: {type(exc).__name__}")
 
     def on_unknown_message(self, body: Any, message: Any) -> None:
-        self._record(message, "not_a_task_message", "message is not a Celery task")
-        message.ack()
+        self._refuse(message, "not_a_task_message", "message is not a Celery task")
 
     def on_unknown_task(self, body: Any, message: Any, exc: Exception) -> None:
         name = str(message.headers.get("task", "?"))[:80] if message.headers else "?"
         digest = hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:8]
-        self._record(message, "unknown_task", f"no task named like that ({digest})")
-        message.ack()
+        self._refuse(message, "unknown_task", f"no task named like that ({digest})")
 
     def on_invalid_task(self, body: Any, message: Any, exc: Exception) -> None:
-        self._record(message, "invalid_task_message", f"invalid task message: {type(exc).__name__}")
-        message.ack()
+        self._refuse(message, "invalid_task_message", f"invalid task message: {type(exc).__name__}")

@@ -56,6 +56,10 @@ class FlushResult:
     lock_lost: bool = False
     # The time budget ran out before the inbox was empty: flush again (later).
     more: bool = False
+    # Refused at flush time (a `supersedes` naming no memory of the namespace).
+    refused: list[str] = field(default_factory=list)
+    # Left pending for the next round of this flush (see Pipeline._resolve_targets).
+    deferred: list[str] = field(default_factory=list)
 
 
 def _canonical(obj: Any) -> bytes:
@@ -121,20 +125,44 @@ def ledger_id(event: ev.CaptureEvent, obj: Any, key: bytes, verdict: Any = None)
 def _decode(raw: Any) -> tuple[Any, tuple[str, str] | None]:
     """(object, None) for an item that validates as an event, else (object, (reason, detail))."""
     obj = raw
-    if isinstance(raw, (str, bytes)):
+    if isinstance(raw, bytes):
         try:
             obj = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            return None, ("malformed_json", "not valid JSON")
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return None, ("malformed_json", "bytes that are not valid JSON")
+    elif isinstance(raw, str):
+        # A string argument arrived as valid JSON; it is an event only if it is itself the
+        # JSON text of one (a producer that encoded twice).
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):
+            return raw, (
+                "malformed_json",
+                "expected a JSON object, got a string whose text is not JSON",
+            )
+        if not isinstance(obj, dict):
+            return raw, ("not_an_event", "expected a JSON object, got a string")
     if not isinstance(obj, dict):
-        return obj, ("not_an_event", "expected a JSON object")
+        return obj, ("not_an_event", f"expected a JSON object, got {_json_type(obj)}")
     try:
         ev.CaptureEvent.model_validate(obj)
     except ValidationError as exc:
-        return obj, ("invalid", ev.first_error(exc))
+        return obj, ("invalid_event", ev.first_error(exc))
     except RecursionError:
-        return obj, ("invalid", "event: nested too deeply")
+        return obj, ("invalid_event", "event: nested too deeply")
     return obj, None
+
+
+def _json_type(obj: Any) -> str:
+    if obj is None:
+        return "null"
+    if isinstance(obj, bool):
+        return "a boolean"
+    if isinstance(obj, (int, float)):
+        return "a number"
+    if isinstance(obj, (list, tuple)):
+        return "an array"
+    return "a value of another type"
 
 
 def event_id_for(raw: Any, key: bytes | None = None) -> str:
@@ -214,7 +242,10 @@ class Pipeline:
             # A validation message may name a field the producer made up: never keep one
             # that reads as a secret.
             detail = secrets.redact(err[1])
-            return self._refused(eid, _given_namespace(obj), err[0], detail), None
+            row = self._refused(eid, _given_namespace(obj), err[0], detail)
+            # Keyed: the raw bytes of a short refused item would be guessable from a plain hash.
+            row.payload_hash = secrets.keyed_id(self.key, _raw_bytes(raw))
+            return row, None
         event = ev.CaptureEvent.model_validate(obj)
         verdict = policy.evaluate(event, self.policy, self.key)
         eid = ledger_id(event, obj, self.key, verdict)
@@ -245,6 +276,69 @@ class Pipeline:
         return row, event
 
     @staticmethod
+    def _reuse(row: InboxEvent, stored_hash: str) -> InboxEvent:
+        """The row of a payload whose event id was already used for another payload.
+
+        Recorded, never dropped: under an id derived from the reused id and this payload's
+        hash (so a redelivery of it is a duplicate), refused with both hashes in the
+        detail and the reused id in `reused_id`. It keeps no text.
+        """
+        eid = ev.derive_event_id("reused", row.event_id, row.payload_hash).replace(
+            "h-", "reused-", 1
+        )
+        out = Pipeline._refused(
+            eid,
+            row.namespace,
+            "event_id_reused",
+            f"event id already used for another payload (payload {stored_hash[:16]}; "
+            f"this one {row.payload_hash[:16]})",
+        )
+        out.payload_hash = row.payload_hash
+        out.reused_id = row.event_id
+        return out
+
+    def _parse_safely(self, raw: Any) -> InboxEvent:
+        """`parse`, and an event it cannot handle is refused (its mates are not)."""
+        try:
+            return self.parse(raw)[0]
+        except Exception as exc:  # noqa: BLE001 - one event never costs its message-mates
+            try:
+                eid = event_id_for(raw, self.key)
+            except Exception:  # noqa: BLE001
+                eid = secrets.keyed_id(self.key, repr(raw).encode("utf-8", "backslashreplace"))
+            log.warning("capture: could not read an event: %s", type(exc).__name__)
+            return self._refused(
+                eid, None, "invalid_event", f"event: unreadable ({type(exc).__name__})"
+            )
+
+    def _insert(self, unique: dict[str, InboxEvent]) -> list[str]:
+        """Insert the rows; if the store refuses the batch for a value (not for being
+        down), insert one by one and record each row it refuses as an invalid event."""
+        try:
+            return self.store.insert_events(list(unique.values()))
+        except (psycopg.OperationalError, psycopg.errors.AdminShutdown):
+            raise
+        except (psycopg.DataError, psycopg.IntegrityError, psycopg.ProgrammingError) as exc:
+            log.warning("capture: the store refused a batch (%s); one by one", type(exc).__name__)
+        new: list[str] = []
+        for eid, row in unique.items():
+            try:
+                new += self.store.insert_events([row])
+            except (psycopg.OperationalError, psycopg.errors.AdminShutdown):
+                raise
+            except (psycopg.DataError, psycopg.IntegrityError, psycopg.ProgrammingError) as exc:
+                refused = self._refused(
+                    eid,
+                    row.namespace,
+                    "invalid_event",
+                    f"event: the store cannot hold one of its values ({type(exc).__name__})",
+                )
+                refused.payload_hash = row.payload_hash  # a redelivery stays a duplicate
+                unique[eid] = refused
+                new += self.store.insert_events([refused])
+        return new
+
+    @staticmethod
     def _refused(eid: str, namespace: str | None, reason: str, detail: str) -> InboxEvent:
         return InboxEvent(
             event_id=eid,
@@ -260,12 +354,27 @@ class Pipeline:
 
     def accept(self, items: Sequence[Any]) -> list[Accepted]:
         """Validate, filter and persist events; idempotent by event id."""
-        rows = [self.parse(item)[0] for item in items]
-        # One event id twice in one batch: the first wins, like a redelivery.
+        rows = [self._parse_safely(item) for item in items]
+        # One event id twice in one batch: the first wins, like a redelivery; the same id
+        # with another payload is a reuse (below).
         unique: dict[str, InboxEvent] = {}
         for r in rows:
             unique.setdefault(r.event_id, r)
-        new = set(self.store.insert_events(list(unique.values())))
+        new = set(self._insert(unique))
+        rows = [
+            unique[r.event_id] if unique[r.event_id].payload_hash == r.payload_hash else r
+            for r in rows
+        ]
+        stored = self.store.payload_hashes([eid for eid in unique if eid not in new])
+        stored.update((eid, unique[eid].payload_hash) for eid in new)
+        reused: dict[int, InboxEvent] = {}
+        for n, r in enumerate(rows):
+            if r.event_id in stored and stored[r.event_id] != r.payload_hash:
+                reused[n] = self._reuse(r, stored[r.event_id])
+        if reused:
+            by_id = {r.event_id: r for r in reused.values()}
+            new |= set(self.store.insert_events(list(by_id.values())))
+            rows = [reused.get(n, r) for n, r in enumerate(rows)]
         # Refused messages may hold a secret the broker still keeps on disk: count them
         # so the sweeper rewrites the broker's append-only file (memsieve.ops.scrub).
         refused = sum(
@@ -317,9 +426,17 @@ class Pipeline:
                 if budget is not None and time.monotonic() - started >= budget:
                     result.more = True
                     break
-                pending = self.store.claim_pending(
-                    namespace, self.settings.batch_size, exclude=result.failed
-                )
+                try:
+                    pending = self.store.claim_pending(
+                        namespace, self.settings.batch_size, exclude=result.failed
+                    )
+                except psycopg.DataError:
+                    buried = self.store.bury_unloadable(namespace)
+                    if not buried:
+                        raise
+                    result.dead.extend(buried)
+                    metrics.died(buried)
+                    continue
                 if not pending:
                     break
                 pending = self._bury_crashers(namespace, pending, result)
@@ -391,7 +508,57 @@ class Pipeline:
                     "could not clear the claim on %d events: %s", len(ids), type(exc).__name__
                 )
 
+    def _resolve_targets(
+        self, namespace: str, pending: list[Pending], result: FlushResult
+    ) -> list[Pending]:
+        """Point each `supersedes` at the live memory it means, or refuse the event.
+
+        A target that is no memory of this namespace (missing, or another tenant's) is
+        refused (`supersedes_unknown`); one already superseded resolves to the live end of
+        its chain, so a chain never gets two live versions. Two events of one batch that
+        resolve to the same memory: the later waits for the next round (when it resolves
+        to the memory the first wrote), which keeps the chain single.
+        """
+        targets = sorted({p.target_memory for p in pending if p.target_memory})
+        if not targets:
+            return pending
+        live = self.store.live_successors(namespace, targets)
+        keep: list[Pending] = []
+        taken: set[str] = set()
+        for p in pending:
+            if not p.target_memory:
+                keep.append(p)
+                continue
+            resolved = live.get(p.target_memory)
+            if resolved is None:
+                detail = "supersedes names no live memory chain of this namespace"
+                if self.store.refuse_pending(p.event_id, "supersedes_unknown", detail):
+                    metrics.refused("supersedes_unknown")
+                    result.refused.append(p.event_id)
+                    decisions_log.info(
+                        "rejected",
+                        extra={
+                            "event_id": p.event_id,
+                            "namespace": namespace,
+                            "decision": "rejected",
+                            "reason": "supersedes_unknown",
+                        },
+                    )
+                continue
+            if resolved in taken:
+                result.deferred.append(p.event_id)
+                continue
+            taken.add(resolved)
+            if resolved != p.target_memory:
+                self.store.retarget(p.event_id, resolved)
+                p.target_memory = resolved
+            keep.append(p)
+        return keep
+
     def _process(self, namespace: str, pending: list[Pending], result: FlushResult) -> None:
+        pending = self._resolve_targets(namespace, pending, result)
+        if not pending:
+            return
         emb = self.embedder
         items = [(p.content_hash, ev.memory_text(p.heading, p.content)) for p in pending]
         faults.pause("embed", namespace, len(pending))

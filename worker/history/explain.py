@@ -29,8 +29,15 @@ REASONS = {
     "trivia": "it is session trivia (a log line, not a lesson)",
     "derivable": "it can be read from the repository or its docs, so it belongs there",
     "invalid": "it is not a valid capture event",
+    "invalid_event": "it is not a valid capture event",
     "malformed_json": "it is not valid JSON",
     "not_an_event": "it is not a JSON object",
+    "invalid_task_message": "its message is not a well-formed memsieve task",
+    "not_a_task_message": "its broker item is not a task message",
+    "undecodable_message": "its message could not be decoded",
+    "unknown_task": "its message names no memsieve task",
+    "message_too_large": "its message is larger than MEMSIEVE_MAX_MESSAGE_BYTES",
+    "supersedes_unknown": "the memory it supersedes is not a memory of its namespace",
     "retries_exhausted": "writing it kept failing until it ran out of attempts",
 }
 

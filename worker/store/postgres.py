@@ -22,6 +22,7 @@ from memsieve import errors
 from memsieve.flow import faults
 from memsieve.gate import vectors
 from memsieve.gate.decide import Guard, decision_record
+from memsieve.schemas.events import OCCURRED_MAX, OCCURRED_MIN
 from memsieve.store import gate_sql, gate_write, migrations
 from memsieve.store.rows import InboxEvent, Outcome, Pending, to_db_text
 from pgvector.psycopg import register_vector
@@ -140,6 +141,7 @@ class Store:
                 r.status,
                 r.reason,
                 to_db_text(r.detail),
+                r.reused_id,
                 r.status != "pending",
             )
             for r in rows
@@ -151,8 +153,8 @@ class Store:
             cur.executemany(
                 "INSERT INTO events (event_id, namespace, kind, heading, content, tags,"
                 " occurred_at, agent, session, target_memory, payload_hash, status, reason,"
-                " detail, finished_at)"
-                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
+                " detail, reused_id, finished_at)"
+                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
                 " CASE WHEN %s THEN clock_timestamp() END)"
                 " ON CONFLICT (event_id) DO NOTHING RETURNING event_id",
                 params,
@@ -165,6 +167,17 @@ class Store:
                 if not cur.nextset():
                     break
         return new
+
+    def payload_hashes(self, event_ids: Sequence[str]) -> dict[str, str]:
+        """The recorded payload hash of each of these ledger ids that exists."""
+        if not event_ids:
+            return {}
+        with self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT event_id, payload_hash FROM events WHERE event_id = ANY(%s)",
+                (list(event_ids),),
+            ).fetchall()
+        return {r[0]: r[1] for r in rows}
 
     def get_event(self, event_id: str) -> dict[str, Any] | None:
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
@@ -190,6 +203,50 @@ class Store:
             Pending(*r[:11], content_hash(r[3], r[4]), r[11])  # type: ignore[arg-type, call-arg]
             for r in rows
         ]
+
+    def bury_unloadable(self, namespace: str) -> list[str]:
+        """Pending events of `namespace` whose row cannot be loaded (a value written before
+        validation refused it, e.g. a date past year 9999 in this session's time zone) go
+        dead with a reason, so that they never block their namespace. Returns their ids."""
+        with self.pool.connection() as conn:
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT event_id FROM events WHERE namespace = %s AND status = 'pending'",
+                    (namespace,),
+                ).fetchall()
+            ]
+        dead: list[str] = []
+        for eid in ids:
+            try:
+                with self.pool.connection() as conn:
+                    conn.execute(
+                        "SELECT event_id, namespace, kind, heading, content, tags, occurred_at,"
+                        " agent, session, target_memory::text FROM events WHERE event_id = %s",
+                        (eid,),
+                    ).fetchall()
+            except psycopg.DataError as exc:
+                with self.pool.connection() as conn:
+                    # A date out of the loadable range is moved to the detail (as text), so
+                    # that the row can be read by `events` and `explain`.
+                    cur = conn.execute(
+                        "UPDATE events SET status = 'dead', reason = 'unloadable_row',"
+                        " detail = %s || coalesce(' (occurred_at was '"
+                        "   || (occurred_at AT TIME ZONE 'UTC')::text || ' UTC)', ''),"
+                        " occurred_at = CASE WHEN occurred_at BETWEEN %s AND %s"
+                        "   THEN occurred_at END,"
+                        " updated_at = clock_timestamp(), finished_at = clock_timestamp()"
+                        " WHERE event_id = %s AND status = 'pending'",
+                        (
+                            f"its stored row cannot be loaded: {type(exc).__name__}",
+                            OCCURRED_MIN,
+                            OCCURRED_MAX,
+                            eid,
+                        ),
+                    )
+                if cur.rowcount == 1:
+                    dead.append(eid)
+        return dead
 
     def set_claimed(self, event_ids: Sequence[str], claimed: bool) -> None:
         """Count a flush's claim on these events (claimed=True), or clear it when the flush
@@ -245,6 +302,46 @@ class Store:
                 (reason, detail, event_id),
             )
             return cur.rowcount == 1
+
+    def refuse_pending(self, event_id: str, reason: str, detail: str) -> bool:
+        """A pending event refused at flush time (e.g. its `supersedes` names no memory)."""
+        with self.pool.connection() as conn:
+            cur = conn.execute(
+                "UPDATE events SET status = 'rejected', reason = %s, detail = %s,"
+                " updated_at = clock_timestamp(), finished_at = clock_timestamp()"
+                " WHERE event_id = %s AND status = 'pending'",
+                (reason, detail, event_id),
+            )
+            return cur.rowcount == 1
+
+    def retarget(self, event_id: str, memory_id: str) -> None:
+        """Record the live memory a pending event's `supersedes` was resolved to."""
+        with self.pool.connection() as conn:
+            conn.execute(
+                "UPDATE events SET target_memory = %s, updated_at = clock_timestamp()"
+                " WHERE event_id = %s AND status = 'pending'",
+                (memory_id, event_id),
+            )
+
+    def live_successors(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, str]:
+        """For each id of a memory of `namespace`: itself if live, else the live end of the
+        chain that superseded it. Ids of no memory of the namespace, and chains that end in
+        a deleted row (a revert), are absent."""
+        if not memory_ids:
+            return {}
+        with self.pool.connection() as conn:
+            rows = conn.execute(
+                "WITH RECURSIVE chain(start, id, dead, depth) AS ("
+                " SELECT m.id, m.id, m.deleted_at IS NOT NULL, 0 FROM memories m"
+                "  WHERE m.id = ANY(%s::uuid[]) AND m.namespace = %s"
+                " UNION ALL"
+                " SELECT c.start, n.id, n.deleted_at IS NOT NULL, c.depth + 1"
+                "  FROM chain c JOIN memories n ON n.supersedes = c.id"
+                "  WHERE c.dead AND c.depth < 100000)"
+                " SELECT start::text, id::text FROM chain WHERE NOT dead",
+                (list(memory_ids), namespace),
+            ).fetchall()
+        return {r[0]: r[1] for r in rows}
 
     # -- embedding cache ------------------------------------------------------------
     def cache_get_many(self, model: str, hashes: Iterable[str]) -> dict[str, list[float]]:

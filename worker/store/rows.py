@@ -24,6 +24,8 @@ class InboxEvent:
     target_memory: str | None = None
     reason: str | None = None
     detail: str | None = None
+    # For an `event_id_reused` row: the ledger id whose payload differed (migration 080).
+    reused_id: str | None = None
 
 
 @dataclass

@@ -1,0 +1,130 @@
+"""Check a task message's envelope before Celery unpacks it.
+
+Celery trusts its envelope: a body that is not the `[args, kwargs, embed]` triple, an
+`id` that is not a string, a callback in `embed` or a past `expires` either kill the
+worker ("Unrecoverable error"), fail the task with a traceback, or drop the message in
+silence. `screen` turns any message for a memsieve task into a clean protocol-2 message
+(or refuses it with a reason, which the consumer records in the ledger and acks):
+
+- capture: every positional argument is one event or a list of events; a keyword
+  argument other than `payload` (the parameter's name) refuses the message. The clean
+  message carries one argument, the list of all events, and no eta, expiry, time limit,
+  callback or chain: a capture is never postponed, expired, killed or chained.
+- flush: exactly one string argument (a namespace); its eta (the app's own countdown)
+  is kept.
+
+Pure: no I/O. The detail of a refusal never quotes the message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from memsieve import constants
+
+CLEAN_EMBED: dict[str, Any] = {"callbacks": None, "errbacks": None, "chain": None, "chord": None}
+TASK_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+MAX_RETRIES_HEADER = 1_000_000
+
+
+class Refused(Exception):
+    """The message cannot be run: `reason` is recorded with `detail` (no content)."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass
+class Clean:
+    headers: dict[str, Any]
+    body: list[Any]  # [args, kwargs, embed]
+
+
+def _task_id(value: Any, raw: bytes) -> str:
+    if isinstance(value, str) and TASK_ID_RE.match(value):
+        return value
+    return str(uuid.uuid5(uuid.NAMESPACE_OID, hashlib.sha256(raw).hexdigest()))
+
+
+def _opt_id(value: Any) -> str | None:
+    return value if isinstance(value, str) and TASK_ID_RE.match(value) else None
+
+
+def _retries(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_RETRIES_HEADER:
+        return value
+    return 0
+
+
+def _split(protocol: int, body: Any, headers: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """(args, kwargs) of a decoded body, or Refused."""
+    if protocol == 2:
+        if not isinstance(body, (list, tuple)) or len(body) not in (2, 3):
+            raise Refused(
+                "invalid_task_message", "body is not the [args, kwargs, embed] triple of a task"
+            )
+        args, kwargs = body[0], body[1]
+    else:
+        args, kwargs = body.get("args", []), body.get("kwargs", {})
+    if not isinstance(args, (list, tuple)):
+        raise Refused("invalid_task_message", "task arguments are not a list")
+    if kwargs is None:
+        kwargs = {}
+    if not isinstance(kwargs, dict):
+        raise Refused("invalid_task_message", "task keyword arguments are not a mapping")
+    return list(args), kwargs
+
+
+def capture_items(args: list[Any], kwargs: dict[str, Any]) -> list[Any]:
+    extra = [k for k in kwargs if k != "payload"]
+    if extra:
+        raise Refused(
+            "invalid_task_message",
+            f"capture takes no keyword argument but `payload` ({len(extra)} other(s) given)",
+        )
+    parts = [*args, *([kwargs["payload"]] if "payload" in kwargs else [])]
+    items: list[Any] = []
+    for part in parts:
+        items.extend(part if isinstance(part, (list, tuple)) else [part])
+    if not items:
+        raise Refused("invalid_task_message", "the capture message carries no event")
+    return items
+
+
+def screen(task: str, protocol: int, headers: dict[str, Any], body: Any, raw: bytes) -> Clean:
+    """A clean protocol-2 message for `task` (a memsieve task), or Refused."""
+    args, kwargs = _split(protocol, body, headers)
+    source = headers if protocol == 2 else body
+    clean: dict[str, Any] = {
+        "lang": "py",
+        "task": task,
+        "id": _task_id(source.get("id"), raw),
+        "retries": _retries(source.get("retries")),
+        "root_id": _opt_id(source.get("root_id")),
+        "parent_id": _opt_id(source.get("parent_id")),
+        "group": None,
+        "eta": None,
+        "expires": None,
+        "timelimit": [None, None],
+        "ignore_result": True,
+        "kwargsrepr": "{}",
+    }
+    if task == constants.TASK_CAPTURE:
+        items = capture_items(args, kwargs)
+        clean["argsrepr"] = f"[{len(items)} event(s)]"
+        return Clean(clean, [[items], {}, dict(CLEAN_EMBED)])
+    if task == constants.TASK_FLUSH:
+        if kwargs or len(args) != 1 or not isinstance(args[0], str) or len(args[0]) > 200:
+            raise Refused("invalid_task_message", "flush takes one argument, a namespace")
+        eta = source.get("eta")
+        if isinstance(eta, str) and len(eta) <= 64:
+            clean["eta"] = eta  # Celery refuses (and we record) one it cannot parse
+        clean["argsrepr"] = "[namespace]"
+        return Clean(clean, [[args[0]], {}, dict(CLEAN_EMBED)])
+    raise Refused("unknown_task", "not a memsieve task")
