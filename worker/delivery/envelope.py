@@ -10,8 +10,9 @@ silence. `screen` turns any message for a memsieve task into a clean protocol-2 
   argument other than `payload` (the parameter's name) refuses the message. The clean
   message carries one argument, the list of all events, and no eta, expiry, time limit,
   callback or chain: a capture is never postponed, expired, killed or chained.
-- flush: exactly one string argument (a namespace); its eta (the app's own countdown)
-  is kept.
+- flush: exactly one string argument (a namespace), and optionally `lane` (which
+  scheduled-flush marker it clears: one of constants.QUEUES, or null); its eta (the app's
+  own countdown) is kept.
 
 Pure: no I/O. The detail of a refusal never quotes the message.
 """
@@ -120,11 +121,22 @@ def screen(task: str, protocol: int, headers: dict[str, Any], body: Any, raw: by
         clean["argsrepr"] = f"[{len(items)} event(s)]"
         return Clean(clean, [[items], {}, dict(CLEAN_EMBED)])
     if task == constants.TASK_FLUSH:
-        if kwargs or len(args) != 1 or not isinstance(args[0], str) or len(args[0]) > 200:
-            raise Refused("invalid_task_message", "flush takes one argument, a namespace")
+        lane = kwargs.get("lane")
+        if (
+            set(kwargs) - {"lane"}
+            or (lane is not None and lane not in constants.QUEUES)
+            or len(args) != 1
+            or not isinstance(args[0], str)
+            or len(args[0]) > 200
+        ):
+            raise Refused(
+                "invalid_task_message", "flush takes one argument, a namespace (and a lane)"
+            )
         eta = source.get("eta")
         if isinstance(eta, str) and len(eta) <= 64:
             clean["eta"] = eta  # Celery refuses (and we record) one it cannot parse
         clean["argsrepr"] = "[namespace]"
-        return Clean(clean, [[args[0]], {}, dict(CLEAN_EMBED)])
+        return Clean(
+            clean, [[args[0]], {"lane": lane} if "lane" in kwargs else {}, dict(CLEAN_EMBED)]
+        )
     raise Refused("unknown_task", "not a memsieve task")
