@@ -92,6 +92,14 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "512",
         "per-process budget for cached namespaces' vectors (least recently used evicted)",
     ),
+    "MEMSIEVE_FLUSH_SLICE_MS": (
+        "1000",
+        "a flush drains about this long, then re-queues the rest behind live work",
+    ),
+    "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS": (
+        "10000",
+        "a backfilled namespace gets a flush ahead of the backlog at most this often",
+    ),
 }
 
 

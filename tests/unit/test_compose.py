@@ -52,6 +52,8 @@ DEFAULT_IS_FINE = {
     "MEMSIEVE_EMBED_TPM": "unlimited unless the provider contract says otherwise",
     "MEMSIEVE_GATE_SEARCH": "memory is the fast, exact default",
     "MEMSIEVE_GATE_CACHE_MB": "default budget per worker process",
+    "MEMSIEVE_FLUSH_SLICE_MS": "default",
+    "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS": "default",
     "MEMSIEVE_STARTUP_WAIT": "default; the restart policy covers longer outages",
 }
 _VAR = re.compile(r"\$\{([A-Z0-9_]+)(?:(:-|:\?)([^}]*))?\}")
