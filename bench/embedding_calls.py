@@ -4,7 +4,7 @@ Run from the repo root (about 1-2 minutes; no network, the server is local):
 
     . .venv/bin/activate && python -m bench.embedding_calls [--events 10000] [--naive-throttled 1000]
 
-Against tests.fakes.openai_server (real HTTP, real `openai` client, OpenAIEmbedder with its
+Against tests.support.openai_server (real HTTP, real `openai` client, OpenAIEmbedder with its
 production retry policy), it measures in one run:
   1. naive: one request per event, no cache;
   2. batched + cached, cold cache (plan_batches + cached_embed);
@@ -28,7 +28,7 @@ from memsieve.embedders import cache
 from memsieve.embedders.batching import EmbedFailure
 from memsieve.embedders.openai import OpenAIEmbedder
 
-from tests.fakes.openai_server import FakeOpenAI
+from tests.support.openai_server import FakeOpenAI
 
 _TOPICS = ["deploy", "migration", "flaky test", "rate limit", "cache", "lock", "index", "retry"]
 _VERBS = ["broke", "stalled", "needed a rollback", "was fixed by", "regressed after", "sped up"]

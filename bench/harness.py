@@ -95,8 +95,7 @@ class Worker:
             [
                 sys.executable,
                 "-m",
-                "memsieve.cli.main",
-                "worker",
+                "bench.worker",  # `memsieve worker` with the simulated-latency embedder
                 f"--concurrency={concurrency}",
                 f"--pool={pool}",
                 f"--hostname=bench-{uuid.uuid4().hex[:6]}@%h",

@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 MAX_HEADING = 300
 MAX_CONTENT = 20_000
 MAX_TAGS = 32
-MAX_TAG = 64
 NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 EVENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 TAG_RE = re.compile(r"^[^\x00-\x1f\x7f,]{1,64}$")
@@ -59,7 +58,8 @@ class Source(BaseModel):
     @field_validator("agent", "session")
     @classmethod
     def _text(cls, v: str | None, info: Any) -> str | None:
-        return None if v is None else _no_nul(v, f"source.{info.field_name}")
+        # "" says no more than null: one payload (and one derived id) for both.
+        return None if not v else _no_nul(v, f"source.{info.field_name}")
 
 
 class CaptureEvent(BaseModel):
@@ -180,6 +180,9 @@ class CaptureEvent(BaseModel):
 
 
 def memory_text(heading: str, content: str) -> str:
+    """A memory's one text: heading, a blank line, content. What is embedded, what the
+    content hash covers, and what the gate's guards analyse (a blank line ends a sentence
+    there, memsieve.gate.text)."""
     return f"{heading}\n\n{content}"
 
 

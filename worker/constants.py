@@ -12,7 +12,6 @@ QUEUES = (QUEUE, QUEUE_FLUSH, QUEUE_BACKFILL)
 
 TASK_CAPTURE = "memsieve.capture"
 TASK_FLUSH = "memsieve.flush"
-TASK_SWEEP = "memsieve.sweep"
 
 KEY_PREFIX = "memsieve"
 

@@ -19,7 +19,6 @@ import logging
 import os
 import shutil
 import sys
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -239,10 +238,6 @@ def serve(
         return False
     log.info("metrics on http://%s:%d/metrics", addr, port)
     return True
-
-
-def timer() -> float:
-    return time.perf_counter()
 
 
 def kinds_of(pending: Sequence[Any]) -> dict[str, str]:

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from memsieve.errors import ConfigError
+
+if TYPE_CHECKING:
+    from memsieve.capture.policy import PolicyConfig
+
+# The kinds a per-kind threshold may name (memsieve.schemas.events.Kind).
+KINDS = ("retro", "correction", "failure", "pattern")
+THRESHOLD_PREFIX = "MEMSIEVE_THRESHOLD_"
 
 # name -> (default, help). The CLI prints this table in --help.
 SETTINGS_HELP: dict[str, tuple[str, str]] = {
@@ -34,7 +43,11 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "MEMSIEVE_HASHING_DIMS": ("384", "dimensions of the hashing test embedder"),
     "MEMSIEVE_THRESHOLD": (
         "per embedder and kind",
-        "cosine distance under which a checked candidate is superseded",
+        "cosine distance in [0, 2] under which a checked candidate is superseded (every kind)",
+    ),
+    "MEMSIEVE_THRESHOLD_<KIND>": (
+        "MEMSIEVE_THRESHOLD",
+        "the same for one kind (RETRO, CORRECTION, FAILURE, PATTERN); beats MEMSIEVE_THRESHOLD",
     ),
     "MEMSIEVE_BATCH_SIZE": ("256", "events claimed, embedded and written per flush round"),
     "MEMSIEVE_LOCK_TTL": (
@@ -72,6 +85,24 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "MEMSIEVE_LOG_FORMAT": ("text", "text | json"),
     "MEMSIEVE_LOG_LEVEL": ("INFO", "DEBUG | INFO | WARNING | ERROR"),
     "MEMSIEVE_POLICY_FILE": ("", "YAML/JSON capture policy settings per namespace"),
+    "MEMSIEVE_POLICY_ALLOWED_KINDS": (
+        "all kinds",
+        "capture policy: comma list of the kinds admitted (beats the policy file)",
+    ),
+    "MEMSIEVE_POLICY_MIN_CONTENT": ("policy default", "capture policy: shortest content admitted"),
+    "MEMSIEVE_POLICY_MAX_CONTENT": ("policy default", "capture policy: longest content admitted"),
+    "MEMSIEVE_POLICY_DENY_PATTERNS": (
+        "[]",
+        "capture policy: JSON list of regexes refused, added to the file's",
+    ),
+    "MEMSIEVE_POLICY_CHECKS": (
+        "reasoning,trivia,derivable",
+        "capture policy: comma list of heuristics on (empty: off)",
+    ),
+    "MEMSIEVE_MAX_MESSAGE_BYTES": (
+        "16777216",
+        "largest capture message body in bytes; a larger one is recorded as message_too_large",
+    ),
     "MEMSIEVE_STARTUP_WAIT": (
         "120",
         "seconds a starting worker waits for the database before giving up",
@@ -84,9 +115,19 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "0",
         "embedding tokens per minute shared by all workers through Redis (0: unlimited)",
     ),
+    "MEMSIEVE_ON_CONFLICT": (
+        "keep",
+        "what an update of a live memory does: keep (both stay live, linked as a conflict) | "
+        "newest (the update supersedes it); per namespace: keep,team-a=newest",
+    ),
     "MEMSIEVE_GATE_SEARCH": (
         "memory",
         "memory (exact, per-worker matrix of a namespace's live vectors) | sql (one query per event)",
+    ),
+    "MEMSIEVE_TORCH_THREADS": ("1", "threads of the local embedder per worker process"),
+    "MEMSIEVE_MCP_NAMESPACES": (
+        "",
+        "comma list of the namespaces `memsieve mcp` may use (when no --namespace is given)",
     ),
     "MEMSIEVE_GATE_CACHE_MB": (
         "512",
@@ -116,7 +157,8 @@ def _int(env: Mapping[str, str], name: str, default: int, lo: int = 0) -> int:
     return value
 
 
-def _float(env: Mapping[str, str], name: str) -> float | None:
+def _distance(env: Mapping[str, str], name: str) -> float | None:
+    """A cosine distance threshold: a number in [0, 2] (0: only byte-identical text merges)."""
     raw = env.get(name, "")
     if raw == "":
         return None
@@ -124,9 +166,26 @@ def _float(env: Mapping[str, str], name: str) -> float | None:
         value = float(raw)
     except ValueError:
         raise ConfigError(f"{name} must be a number, got {raw!r}") from None
-    if not 0.0 < value < 2.0:
-        raise ConfigError(f"{name} must be a cosine distance in (0, 2), got {value}")
+    if not math.isfinite(value) or not 0.0 <= value <= 2.0:
+        raise ConfigError(f"{name} must be a cosine distance in [0, 2], got {raw!r}")
     return value
+
+
+def _kind_thresholds(env: Mapping[str, str]) -> dict[str, float]:
+    """MEMSIEVE_THRESHOLD_<KIND> overrides; a name that is not a kind is an error."""
+    out: dict[str, float] = {}
+    for name in sorted(env):
+        if not name.startswith(THRESHOLD_PREFIX) or env[name] == "":
+            continue
+        kind = name.removeprefix(THRESHOLD_PREFIX).lower()
+        if kind not in KINDS:
+            raise ConfigError(
+                f"{name}: unknown kind {kind!r} (one of {', '.join(k.upper() for k in KINDS)})"
+            )
+        value = _distance(env, name)
+        assert value is not None
+        out[kind] = value
+    return out
 
 
 def _url(env: Mapping[str, str], name: str, schemes: tuple[str, ...]) -> str | None:
@@ -150,6 +209,28 @@ def redact_url(url: str) -> str:
     if parsed.password:
         return url.replace(f":{parsed.password}@", ":***@", 1)
     return url
+
+
+ON_CONFLICT_POLICIES = ("keep", "newest")
+
+
+def parse_on_conflict(raw: str) -> tuple[str, dict[str, str]]:
+    """MEMSIEVE_ON_CONFLICT: "keep", "newest", or a comma list of a default and ns=policy."""
+    default, by_ns = "keep", {}
+    for item in (p.strip() for p in raw.split(",")):
+        if not item:
+            continue
+        ns, sep, policy = item.rpartition("=")
+        if policy not in ON_CONFLICT_POLICIES or (sep and not ns.strip()):
+            raise ConfigError(
+                "MEMSIEVE_ON_CONFLICT must be keep or newest, optionally per namespace"
+                f" (keep,team-a=newest), got {raw!r}"
+            )
+        if sep:
+            by_ns[ns.strip()] = policy
+        else:
+            default = policy
+    return default, by_ns
 
 
 @dataclass
@@ -189,6 +270,25 @@ class Settings:
     backfill_flush_every_ms: int = 10000
     # Largest capture message accepted (bytes of the body as the broker delivers it).
     max_message_bytes: int = 16 * 1024 * 1024
+    # MEMSIEVE_THRESHOLD_<KIND>, by lower-case kind; beats `threshold`.
+    kind_thresholds: dict[str, float] = field(default_factory=dict)
+    embed_rpm: int = 0
+    embed_tpm: int = 0
+    gate_search: str = "memory"
+    gate_cache_mb: int = 512
+    startup_wait: int = 120
+    torch_threads: int = 1
+    # The capture policy: defaults, MEMSIEVE_POLICY_FILE, MEMSIEVE_POLICY_* (loaded once).
+    policy: PolicyConfig | None = field(default=None, repr=False)
+    # MEMSIEVE_MCP_NAMESPACES: the MCP server's namespaces when no --namespace is given.
+    mcp_namespaces: tuple[str, ...] = ()
+    # MEMSIEVE_ON_CONFLICT: the default policy and per-namespace choices (keep | newest).
+    on_conflict: str = "keep"
+    on_conflict_by_namespace: dict[str, str] = field(default_factory=dict)
+
+    def on_conflict_for(self, namespace: str) -> str:
+        """keep | newest: what the gate does with an update of a live memory in `namespace`."""
+        return self.on_conflict_by_namespace.get(namespace, self.on_conflict)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -210,13 +310,14 @@ class Settings:
             raise ConfigError(
                 f"MEMSIEVE_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, got {log_level!r}"
             )
-        # Read where they are used (ratelimit, store, gate vectors); validated here, at start-up.
-        _int(env, "MEMSIEVE_EMBED_RPM", 0, 0)
-        _int(env, "MEMSIEVE_EMBED_TPM", 0, 0)
-        _int(env, "MEMSIEVE_GATE_CACHE_MB", 512, 1)
-        _int(env, "MEMSIEVE_STARTUP_WAIT", 120, 0)
-        if env.get("MEMSIEVE_GATE_SEARCH", "memory") not in ("memory", "sql"):
+        gate_search = env.get("MEMSIEVE_GATE_SEARCH", "") or "memory"
+        if gate_search not in ("memory", "sql"):
             raise ConfigError("MEMSIEVE_GATE_SEARCH must be memory or sql")
+        # Imported here: the policy module is the heaviest part of start-up, and only
+        # settings that are built need it.
+        from memsieve.capture.policy import PolicyConfig
+
+        policy_file = env.get("MEMSIEVE_POLICY_FILE") or None
         auth = env.get("MEMSIEVE_FLOWER_BASIC_AUTH", "")
         # Flower takes a comma list of user:password; an empty user or password would let
         # anyone in with empty credentials.
@@ -233,6 +334,7 @@ class Settings:
                 f"MEMSIEVE_METRICS_HASH_NAMESPACES must be auto, true or false, got {hash_ns!r}"
             )
         redis_url = _url(env, "MEMSIEVE_REDIS_URL", ("redis", "rediss", "unix"))
+        on_conflict, on_conflict_ns = parse_on_conflict(env.get("MEMSIEVE_ON_CONFLICT", ""))
         return cls(
             home=home,
             database_url=_url(env, "MEMSIEVE_DATABASE_URL", ("postgresql", "postgres")),
@@ -246,7 +348,7 @@ class Settings:
             openai_model=env.get("MEMSIEVE_OPENAI_MODEL", "") or "text-embedding-3-small",
             openai_dimensions=_int(env, "MEMSIEVE_OPENAI_DIMENSIONS", 1536, 1),
             hashing_dims=_int(env, "MEMSIEVE_HASHING_DIMS", 384, 8),
-            threshold=_float(env, "MEMSIEVE_THRESHOLD"),
+            threshold=_distance(env, "MEMSIEVE_THRESHOLD"),
             batch_size=_int(env, "MEMSIEVE_BATCH_SIZE", 256, 1),
             lock_ttl=_int(env, "MEMSIEVE_LOCK_TTL", 10, 1),
             max_attempts=_int(env, "MEMSIEVE_MAX_ATTEMPTS", 5, 1),
@@ -260,7 +362,7 @@ class Settings:
             metrics_address=metrics_address,
             log_format=log_format,
             log_level=log_level,
-            policy_file=env.get("MEMSIEVE_POLICY_FILE") or None,
+            policy_file=policy_file,
             metrics_hash_namespaces=(
                 not is_loopback(metrics_address)
                 if hash_ns == "auto"
@@ -270,6 +372,23 @@ class Settings:
             flush_slice_ms=_int(env, "MEMSIEVE_FLUSH_SLICE_MS", 1000, 1),
             backfill_flush_every_ms=_int(env, "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS", 10000, 0),
             max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
+            kind_thresholds=_kind_thresholds(env),
+            embed_rpm=_int(env, "MEMSIEVE_EMBED_RPM", 0, 0),
+            embed_tpm=_int(env, "MEMSIEVE_EMBED_TPM", 0, 0),
+            gate_search=gate_search,
+            gate_cache_mb=_int(env, "MEMSIEVE_GATE_CACHE_MB", 512, 1),
+            startup_wait=_int(env, "MEMSIEVE_STARTUP_WAIT", 120, 0),
+            torch_threads=_int(env, "MEMSIEVE_TORCH_THREADS", 1, 1),
+            mcp_namespaces=tuple(
+                dict.fromkeys(
+                    n.strip()
+                    for n in env.get("MEMSIEVE_MCP_NAMESPACES", "").split(",")
+                    if n.strip()
+                )
+            ),
+            policy=PolicyConfig.load(policy_file, env),
+            on_conflict=on_conflict,
+            on_conflict_by_namespace=on_conflict_ns,
         )
 
     @property
@@ -308,5 +427,5 @@ class Settings:
 def settings_help() -> str:
     lines = ["settings (environment):"]
     for name, (default, text) in SETTINGS_HELP.items():
-        lines.append(f"  {name:<28} {text} [default: {default}]")
+        lines.append(f"  {name:<30} {text} [default: {default}]")
     return "\n".join(lines)

@@ -12,8 +12,9 @@ from typing import Any
 
 from memsieve.store.postgres import Store
 
-from tests.conftest import ROOT, Workers, wait_until
 from tests.data.make_retros import generate
+from tests.support.paths import ROOT
+from tests.support.workers import Workers, wait_until
 
 
 def _backfill(

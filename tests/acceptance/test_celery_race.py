@@ -10,7 +10,7 @@ import pytest
 from memsieve import constants
 from memsieve.store.postgres import Store
 
-from tests.conftest import Workers, wait_until
+from tests.support.workers import Workers, wait_until
 
 FACTS = [
     "This project uses kebab-case for filenames in the src folder",

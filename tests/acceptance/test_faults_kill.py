@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from memsieve.store.postgres import Store
 
-from tests.acceptance import faultkit
-from tests.conftest import Workers, wait_until
+from tests.support import faultkit
+from tests.support.workers import Workers, wait_until
 
 NAMESPACES = [f"bf-{i:02d}" for i in range(20)]
 # Slow each flush round down enough that a kill lands inside it; small batches make many

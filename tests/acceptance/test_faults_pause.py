@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from memsieve.store.postgres import Store
 
-from tests.acceptance import faultkit
-from tests.conftest import Workers, wait_until
+from tests.support import faultkit
+from tests.support.workers import Workers, wait_until
 
 TTL = "2"
 

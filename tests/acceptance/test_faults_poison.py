@@ -8,11 +8,12 @@ import time
 from typing import Any
 
 import pytest
+import redis
 from memsieve import constants
 from memsieve.store.postgres import Store
 
-from tests.acceptance import faultkit
-from tests.conftest import Workers, wait_until
+from tests.support import faultkit
+from tests.support.workers import Workers
 
 MARKER = "POISONPILL"
 MAX_ATTEMPTS = 3
@@ -31,16 +32,16 @@ def test_an_event_that_always_fails_goes_dead_and_its_namespace_keeps_flowing(
         "content": f"Never trust {MARKER} because it always breaks",
     }
     env = {"MEMSIEVE_FAULT_POISON": MARKER, "MEMSIEVE_MAX_ATTEMPTS": str(MAX_ATTEMPTS)}
-    workers.start(concurrency=2, extra_env=env)
-    workers.start(concurrency=2, extra_env=env)
     started = time.monotonic()
     # The poison goes first, in the same messages as healthy events of its namespace.
     faultkit.send(celery_app, [poison, *events[:9]], producers=1, per_message=10)
     faultkit.send(celery_app, events[9:], producers=4, per_message=1)
+    # Two draining workers: each exits once the queue and the inbox are empty.
+    workers.start(concurrency=2, extra_env=env, drain=90)
+    workers.start(concurrency=2, extra_env=env, drain=90)
+    assert workers.wait_drained() == [0, 0], workers.logs()[-3000:]
     n = len(events) + 1
-    assert wait_until(lambda: faultkit.terminal_count(store) == n, timeout=90), workers.logs()[
-        -3000:
-    ]
+    assert faultkit.terminal_count(store) == n
     wall = time.monotonic() - started
     dead = store.query(
         "SELECT event_id, reason, detail, attempts FROM events WHERE status = 'dead'"
@@ -63,8 +64,8 @@ def test_an_event_that_always_fails_goes_dead_and_its_namespace_keeps_flowing(
         "SELECT heading, count(*)::int AS n FROM memories WHERE deleted_at IS NULL GROUP BY 1"
     )
     assert {(("poison-a", r["heading"])): r["n"] for r in live} == expected
-    # Bounded: no more embedding attempts on the pill than MAX_ATTEMPTS batches holding it.
-    time.sleep(3)
+    # Bounded: no more embedding attempts on the pill than MAX_ATTEMPTS batches holding it
+    # (the workers have exited: their logs are complete).
     pills = len(re.findall(r"fault injection: poison input", workers.logs()))
     assert pills == MAX_ATTEMPTS, pills
     faultkit.report(
@@ -78,17 +79,28 @@ def test_an_event_that_always_fails_goes_dead_and_its_namespace_keeps_flowing(
     )
 
 
-def test_a_message_the_task_cannot_run_fails_once_and_is_not_redelivered(
-    workers: Workers, celery_app: Any
+def test_a_message_the_task_cannot_run_is_recorded_once_and_not_redelivered(
+    workers: Workers, store: Store, celery_app: Any, redis_url: str
 ) -> None:
-    workers.start(concurrency=1)
     bad = celery_app.send_task(constants.TASK_CAPTURE, args=[], queue=constants.QUEUE)  # no payload
-    pattern = rf"memsieve.capture\[{bad.id}\] raised unexpected: TypeError"
-    assert wait_until(lambda: re.search(pattern, workers.logs()) is not None, timeout=30)
-    time.sleep(3)
-    assert len(re.findall(rf"memsieve.capture\[{bad.id}\] received", workers.logs())) == 1
-    assert len(re.findall(pattern, workers.logs())) == 1
-    faultkit.report("6b-poison-message", deliveries=1, outcome="failed once, acked, logged")
+    workers.start(concurrency=1, drain=60)
+    assert workers.wait_drained() == [0], workers.logs()[-3000:]
+    # Drained: the message was taken, recorded and acked; nothing is left to redeliver it.
+    assert store.query("SELECT status, reason, detail FROM events") == [
+        {
+            "status": "rejected",
+            "reason": "invalid_task_message",
+            "detail": "the capture message carries no event",
+        }
+    ]
+    logs = workers.logs()
+    # Screened before Celery unpacks it: never run, never failed, taken in once.
+    assert f"memsieve.capture[{bad.id}] received" not in logs
+    assert "raised unexpected" not in logs
+    assert logs.count("rejected a broker item that is not a message") == 1
+    # Acked: not waiting in the Redis transport's unacked set for a later redelivery.
+    assert redis.Redis.from_url(redis_url).hlen("unacked") == 0
+    faultkit.report("6b-poison-message", deliveries=1, outcome="recorded once, acked")
 
 
 @pytest.mark.slow
@@ -104,17 +116,15 @@ def test_an_event_that_kills_its_worker_every_time_goes_dead_and_the_rest_are_wr
         "content": "Whatever you do, do not feed KILLSWITCH to the parser",
     }
     env = {"MEMSIEVE_FAULT_CRASH": "KILLSWITCH", "MEMSIEVE_MAX_ATTEMPTS": str(MAX_ATTEMPTS)}
-    proc = workers.start(concurrency=2, extra_env=env)
     # One message: the crasher is batched with healthy events of its namespace.
     faultkit.send(celery_app, [crasher, *events], producers=1, per_message=len(events) + 1)
-    n = len(events) + 1
-    assert wait_until(lambda: faultkit.terminal_count(store) == n, timeout=120), workers.logs()[
-        -3000:
-    ]
+    workers.start(concurrency=2, extra_env=env, drain=120)
+    # Exit 0: the pool replaced its killed children and the worker drained everything.
+    assert workers.wait_drained() == [0], workers.logs()[-3000:]
+    assert faultkit.terminal_count(store) == len(events) + 1
     rows = store.query("SELECT status, reason, claims FROM events WHERE event_id = 'crash-a-bomb'")
     assert rows == [{"status": "dead", "reason": "worker_lost", "claims": MAX_ATTEMPTS}]
     written = store.query("SELECT count(*)::int AS n FROM events WHERE status = 'written'")
     assert written[0]["n"] == len(events)
-    assert proc.poll() is None  # the pool replaced its killed children; the worker lives
     crashes = workers.logs().count("fault injection: crashing")
     assert crashes == MAX_ATTEMPTS, crashes

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from memsieve.store.postgres import Store
 
-from tests.acceptance import faultkit
-from tests.conftest import Workers, wait_until
+from tests.support import faultkit
+from tests.support.workers import Workers, wait_until
 
 
 def _snapshot(store: Store) -> list[dict[str, Any]]:
@@ -28,22 +28,23 @@ def _snapshot(store: Store) -> list[dict[str, Any]]:
 @pytest.mark.slow
 def test_replayed_messages_change_nothing(workers: Workers, store: Store, celery_app: Any) -> None:
     events, expected = faultkit.make_events(["replay-a", "replay-b"], facts_per_ns=10, sends=10)
-    workers.start(concurrency=2)
-    workers.start(concurrency=2)
     faultkit.send(celery_app, events, producers=4, per_message=1)
-    assert wait_until(lambda: faultkit.terminal_count(store) == len(events), timeout=60)
+    workers.start(concurrency=2, drain=120)
+    workers.start(concurrency=2, drain=120)
+    assert workers.wait_drained() == [0, 0], workers.logs()[-3000:]
+    assert faultkit.terminal_count(store) == len(events)
     before = _snapshot(store)
     rows_before = store.query("SELECT count(*)::int AS n FROM memories")[0]["n"]
     # Replay everything twice: once message by message, once as a backfill of lists.
     faultkit.send(celery_app, events, producers=4, per_message=1)
     faultkit.send(celery_app, events, producers=2, per_message=50)
-    messages = 2 * len(events) + len(events) // 50
-
-    def all_handled() -> bool:
-        return len(re.findall(r"memsieve\.capture\[\S+\] succeeded", workers.logs())) >= messages
-
-    assert wait_until(all_handled, timeout=90)
-    time.sleep(2.5)  # a sweep interval: nothing pending is left for the sweeper
+    messages = 2 * len(events) + len(events) // 50  # with the first sends
+    workers.start(concurrency=2, drain=120)
+    workers.start(concurrency=2, drain=120)
+    # Drained: every message handled, nothing pending is left for the sweeper.
+    assert workers.wait_drained() == [0, 0, 0, 0], workers.logs()[-3000:]
+    handled = re.findall(r"memsieve\.capture\[\S+\] succeeded", workers.logs())
+    assert len(handled) == messages  # every capture message, first sends and replays
     assert _snapshot(store) == before
     assert store.query("SELECT count(*)::int AS n FROM memories")[0]["n"] == rows_before
     figures = faultkit.check_store(store, expected, len(events))

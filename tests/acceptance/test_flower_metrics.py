@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import socket
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -17,7 +14,9 @@ from memsieve.cli.service import flower_command
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
-from tests.conftest import ROOT, Workers, wait_until
+from tests.support.http import get as _get
+from tests.support.paths import ROOT
+from tests.support.workers import Workers, wait_until
 
 SECRETISH = "the-text-of-this-lesson-must-not-show"
 
@@ -26,19 +25,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def _get(url: str, auth: str | None = None) -> tuple[int, str]:
-    req = urllib.request.Request(url)
-    if auth:
-        req.add_header("Authorization", "Basic " + base64.b64encode(auth.encode()).decode())
-    try:
-        with urllib.request.urlopen(req, timeout=5) as resp:
-            return resp.status, resp.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, ""
-    except OSError:
-        return 0, ""
 
 
 def test_flower_shows_tasks_without_text_and_metrics_count_decisions(

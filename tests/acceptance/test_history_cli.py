@@ -9,7 +9,7 @@ import sys
 from datetime import datetime, timedelta
 from typing import Any
 
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 STAGING = "The staging database listens on port 5433, behind the VPN."
 PROD = "The production database listens on port 5432, behind the bastion."
@@ -76,7 +76,7 @@ def test_mistaken_supersede_seen_explained_and_reverted_from_the_cli(env: dict[s
     assert prod["decision"] == "superseded" and prod["supersedes"] == s
 
     lin = js(env, "history", p)
-    assert sorted(lin) == ["links", "memory_id", "namespace", "steps", "versions"]
+    assert sorted(lin) == ["conflicts", "links", "memory_id", "namespace", "steps", "versions"]
     assert [v["memory_id"] for v in lin["versions"]] == [s, p]
     assert [v["live"] for v in lin["versions"]] == [False, True]
     assert sorted(lin["versions"][0]) == sorted(

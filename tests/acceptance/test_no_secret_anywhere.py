@@ -23,8 +23,9 @@ from celery import Celery
 from memsieve import constants
 from memsieve.ops.services import free_port
 
-from tests.acceptance.test_flower_metrics import _get
-from tests.conftest import ROOT, wait_until
+from tests.support.http import get as _get
+from tests.support.paths import ROOT
+from tests.support.workers import wait_until
 
 pytestmark = pytest.mark.slow
 INTRUDER = "memsieve-intruder"

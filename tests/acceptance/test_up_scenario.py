@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from memsieve.ops.services import free_port
 
-from tests.conftest import ROOT, wait_until
+from tests.support.paths import ROOT
+from tests.support.workers import wait_until
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 

@@ -13,7 +13,8 @@ from memsieve.cli.service import Supervised
 from memsieve.ops.services import free_port
 
 from tests.acceptance.test_up_scenario import enqueue, written
-from tests.conftest import ROOT, wait_until
+from tests.support.paths import ROOT
+from tests.support.workers import wait_until
 
 
 def _children(parent: int) -> list[int]:

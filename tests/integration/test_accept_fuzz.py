@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 from kombu.utils.json import dumps, loads
 from memsieve.flow.pipeline import event_id_for
 
-from tests.acceptance.test_bad_input import raw_items
+from tests.support.strategies import raw_items
 
 
 def test_accept_records_every_item_exactly_once(pipeline: Any) -> None:
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()  # ledger keys: (namespace or "", event id)
 
     @settings(
         max_examples=400, deadline=None, database=None, suppress_health_check=list(HealthCheck)
@@ -26,16 +26,14 @@ def test_accept_records_every_item_exactly_once(pipeline: Any) -> None:
         ids = [event_id_for(i, pipeline.key) for i in items]
         for a, eid in zip(accepted, ids, strict=True):
             if a.reason == "event_id_reused":
-                # Its id held another payload already: recorded under an id of its own.
-                row = pipeline.store.get_event(a.event_id)
+                # Its key held another payload already: recorded under an id of its own.
+                row = pipeline.store.get_event(a.event_id, a.namespace)
                 assert (row["status"], row["reused_id"]) == ("rejected", eid)
-                seen.add(a.event_id)
             else:
                 assert a.event_id == eid
-        seen.update(ids)
+            seen.add((a.namespace or "", a.event_id))
 
     run()
-    rows = pipeline.store.query(
-        "SELECT count(*)::int AS n FROM events WHERE event_id = ANY(%s)", (sorted(seen),)
-    )
-    assert rows[0]["n"] == len(seen)
+    rows = pipeline.store.query("SELECT ns_key, event_id FROM events")
+    assert {(r["ns_key"], r["event_id"]) for r in rows} == seen
+    assert len(rows) == len(seen)

@@ -210,7 +210,7 @@ def _cli(env: dict[str, str], *args: str) -> Any:
     import subprocess
     import sys
 
-    from tests.conftest import ROOT
+    from tests.support.paths import ROOT
 
     out = subprocess.run(
         [sys.executable, "-m", "memsieve.cli.main", *args, "--json"],
@@ -233,49 +233,59 @@ def test_a_reused_event_id_is_recorded_with_both_payload_hashes(
     # The same payload again (a redelivery): a duplicate, nothing new.
     assert pipeline.accept([first])[0].status == "duplicate"
     other_text = ev(1, content="Something else entirely, under the same id.")
-    other_ns = ev(1, namespace="tenant-b")
-    batch = [ev(2), other_text, other_ns, other_text]  # one reuse twice in one message
+    other_text2 = ev(1, content="A third payload under the same id.")
+    other_ns = ev(1, namespace="tenant-b", content="Tenant b's own lesson under its own e-1.")
+    # One reuse twice in one message, another reuse, and another tenant's own e-1.
+    batch = [ev(2), other_text, other_ns, other_text, other_text2]
     out = pipeline.accept(batch)
     assert [(o.status, o.reason) for o in out] == [
         ("pending", None),
         ("rejected", "event_id_reused"),
-        ("rejected", "event_id_reused"),
+        ("pending", None),
         ("duplicate", "event_id_reused"),
+        ("rejected", "event_id_reused"),
     ]
-    assert out[1].event_id != out[2].event_id and out[1].event_id == out[3].event_id
-    assert all(o.event_id.startswith("reused-") for o in out[1:])
-    original = pipeline.store.get_event("e-1")
+    assert out[2].event_id == "e-1" and out[2].namespace == "tenant-b"
+    assert out[1].event_id == out[3].event_id != out[4].event_id
+    assert out[1].event_id.startswith("reused-") and out[4].event_id.startswith("reused-")
+    original = pipeline.store.get_event("e-1", "fields")
     assert original["status"] == "pending" and original["namespace"] == "fields"
-    for o, ns in ((out[1], "fields"), (out[2], "tenant-b")):
-        row = pipeline.store.get_event(o.event_id)
+    for o in (out[1], out[4]):
+        row = pipeline.store.get_event(o.event_id, "fields")
         assert (row["status"], row["reason"], row["reused_id"], row["namespace"]) == (
             "rejected",
             "event_id_reused",
             "e-1",
-            ns,
+            "fields",
         )
         assert original["payload_hash"][:16] in row["detail"]
         assert row["payload_hash"][:16] in row["detail"]
         assert row["payload_hash"] != original["payload_hash"]
         assert row["heading"] is None and row["content"] is None
     # A reused payload sent again is the same refusal, not a new one.
+    assert pipeline.accept([other_text])[0].status == "duplicate"
     assert pipeline.accept([other_ns])[0].status == "duplicate"
-    pipeline.flush("fields")
-    assert pipeline.store.get_event("e-1")["status"] == "written"
-    assert pipeline.store.query("SELECT count(*)::int AS n FROM events")[0]["n"] == 4
-    # Visible in `events --event-id` (the original and both reuses) and in `stats`.
-    rows = _cli(env, "events", "--event-id", "e-1")
-    assert sorted(
+    for ns in ("fields", "tenant-b"):
+        pipeline.flush(ns)
+    mine = pipeline.store.get_event("e-1", "fields")
+    theirs = pipeline.store.get_event("e-1", "tenant-b")
+    assert (mine["status"], theirs["status"]) == ("written", "written")
+    assert mine["memory_id"] != theirs["memory_id"]
+    assert pipeline.store.query("SELECT count(*)::int AS n FROM events")[0]["n"] == 5
+    # Visible in `events --event-id` (the original and its reuses) and in `stats`.
+    rows = _cli(env, "events", "--event-id", "e-1", "--namespace", "fields")
+    outcomes = sorted(
         (r["status"], r["reason"] if r["status"] == "rejected" else "-") for r in rows
-    ) == [
+    )
+    assert outcomes == [
         ("rejected", "event_id_reused"),
         ("rejected", "event_id_reused"),
         ("written", "-"),
     ]
+    assert all(r["namespace"] == "fields" for r in rows)
     stats = _cli(env, "stats")["events"]
     assert {(s["namespace"], s["outcome"], s["n"]) for s in stats if s["status"] == "rejected"} == {
-        ("fields", "event_id_reused", 1),
-        ("tenant-b", "event_id_reused", 1),
+        ("fields", "event_id_reused", 2),
     }
 
 
@@ -289,6 +299,10 @@ def test_write_reports_its_own_outcome_never_the_other_events(pipeline: Any) -> 
         None,
     )
     assert again["event_id"] != "e-1"
+    # Another tenant's e-1 is its own event, written with its own memory.
+    theirs = pipeline.write_now(ev(1, namespace="tenant-b"))
+    assert (theirs["event_id"], theirs["decision"]) == ("e-1", "inserted")
+    assert theirs["memory_id"] != written["memory_id"]
 
 
 def test_derived_ids_cover_every_field_that_changes_meaning() -> None:

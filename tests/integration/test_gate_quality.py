@@ -30,7 +30,7 @@ def embedder():  # type: ignore[no-untyped-def]
 
 
 def _default_threshold(embedder) -> float:  # type: ignore[no-untyped-def]
-    return thresholds.threshold_for(embedder.model, KIND, {})
+    return thresholds.threshold_for(embedder.model, KIND)
 
 
 def test_eval_set_floors(embedder) -> None:  # type: ignore[no-untyped-def]

@@ -10,7 +10,7 @@ import pytest
 from memsieve.history.api import History
 from memsieve.history.format import parse_time
 
-from tests.integration.history_helpers import write_at
+from tests.support.history import write_at
 
 NS = "deploys"
 

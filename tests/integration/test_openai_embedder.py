@@ -17,12 +17,9 @@ from memsieve import errors
 from memsieve.embedders import batching, cache, ratelimit, tokens
 from memsieve.embedders.batching import EmbedderRefused, EmbedFailure, InputRejected
 from memsieve.embedders.openai import OpenAIEmbedder
+from memsieve.settings import Settings
 
-from tests.fakes import conftest_openai
-from tests.fakes.openai_server import FakeOpenAI, Reply
-
-# Until tests/conftest.py imports it, the fixture comes from here.
-fake_openai = conftest_openai.fake_openai
+from tests.support.openai_server import FakeOpenAI, Reply
 
 
 def make(fake: FakeOpenAI, **kw: Any) -> OpenAIEmbedder:
@@ -335,9 +332,11 @@ def test_embedder_spends_the_budget_per_attempt(fake_openai: FakeOpenAI, redis_s
     assert level == pytest.approx(100 - 2, abs=1)  # two attempts, two requests spent
 
 
-def test_limits_from_env() -> None:
-    assert ratelimit.limits_from_env({}) == (0, 0)
-    env = {ratelimit.ENV_RPM: "3000", ratelimit.ENV_TPM: "1000000"}
-    assert ratelimit.limits_from_env(env) == (3000, 1_000_000)
-    with pytest.raises(errors.ConfigError, match="MEMSIEVE_EMBED_TPM must be a whole number"):
-        ratelimit.limits_from_env({ratelimit.ENV_TPM: "lots"})
+def test_limits_are_settings() -> None:
+    unset = Settings.from_env({})
+    assert (unset.embed_rpm, unset.embed_tpm) == (0, 0)
+    env = {"MEMSIEVE_EMBED_RPM": "3000", "MEMSIEVE_EMBED_TPM": "1000000"}
+    s = Settings.from_env(env)
+    assert (s.embed_rpm, s.embed_tpm) == (3000, 1_000_000)
+    with pytest.raises(errors.ConfigError, match="MEMSIEVE_EMBED_TPM must be an integer"):
+        Settings.from_env({"MEMSIEVE_EMBED_TPM": "lots"})

@@ -11,8 +11,7 @@ from memsieve.flow.pipeline import Pipeline
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
-from tests.fakes.conftest_openai import fake_openai  # noqa: F401
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.openai_server import FakeOpenAI, Reply
 
 LESSONS = [
     "Always pin the base image digest in Dockerfiles",
@@ -83,12 +82,10 @@ def test_a_refused_key_keeps_every_event_pending(
     assert fake_openai.statuses() == [401]  # never retried
 
 
-def test_rate_limit_budget_is_wired_from_the_environment(
+def test_rate_limit_budget_is_wired_from_the_settings(
     settings: Settings,
     store: Store,
     fake_openai: FakeOpenAI,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("MEMSIEVE_EMBED_RPM", "600")
-    pipe = _pipeline(settings, store, fake_openai)
+    pipe = _pipeline(replace(settings, embed_rpm=600), store, fake_openai)
     assert isinstance(pipe.embedder.limiter, RedisRateLimiter)  # type: ignore[attr-defined]

@@ -117,7 +117,7 @@ def test_reembed_cli_moves_the_store(env: dict[str, str], pipeline: Pipeline, st
     import subprocess
     import sys
 
-    from tests.conftest import ROOT
+    from tests.support.paths import ROOT
 
     _fill(pipeline)
     out = subprocess.run(

@@ -13,7 +13,7 @@ import pytest
 from memsieve.history.api import History
 from memsieve.history.revert import RevertRefused, revert
 
-from tests.integration.history_helpers import write_at
+from tests.support.history import write_at
 
 NS = "infra"
 STAGING = "The staging database listens on port 5433, behind the VPN."

@@ -71,9 +71,9 @@ def test_supersede_of_an_already_dead_row_aborts_the_whole_batch(
 
 
 @pytest.fixture(params=["memory", "sql"])
-def gate_search(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+def gate_search(request: pytest.FixtureRequest, store: Store) -> str:
     """Both gate paths: the in-memory batch search (default) and the per-event SQL query."""
-    monkeypatch.setenv("MEMSIEVE_GATE_SEARCH", request.param)
+    store.gate_search = request.param  # MEMSIEVE_GATE_SEARCH, as Pipeline passes it
     return str(request.param)
 
 

@@ -11,6 +11,7 @@ from memsieve.cli.calibrate import cli_calibrate
 from memsieve.embedders.hashing import HashingEmbedder
 from memsieve.gate import guards, thresholds
 from memsieve.ops import calibrate
+from memsieve.settings import Settings
 
 EVAL = Path(__file__).resolve().parents[1] / "data" / "eval_pairs.jsonl"
 
@@ -98,12 +99,15 @@ def test_cli_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
 
 
 def test_threshold_table_and_overrides() -> None:
-    assert thresholds.threshold_for("all-MiniLM-L6-v2", "pattern", {}) == 0.40
-    assert thresholds.threshold_for("text-embedding-3-small", "retro", {}) == 0.08
-    assert thresholds.threshold_for("hashing-v1-64", "failure", {}) == 0.35
-    assert thresholds.threshold_for("unknown-model", "retro", {}) == thresholds.FALLBACK
+    assert thresholds.threshold_for("all-MiniLM-L6-v2", "pattern") == 0.40
+    assert thresholds.threshold_for("text-embedding-3-small", "retro") == 0.08
+    assert thresholds.threshold_for("hashing-v1-64", "failure") == 0.35
+    assert thresholds.threshold_for("unknown-model", "retro") == thresholds.FALLBACK
+    unset = Settings.from_env({})
+    assert thresholds.threshold_for("all-MiniLM-L6-v2", "pattern", unset) == 0.40
     env = {"MEMSIEVE_THRESHOLD": "0.2", "MEMSIEVE_THRESHOLD_FAILURE": "0.3"}
-    assert thresholds.threshold_for("all-MiniLM-L6-v2", "failure", env) == 0.3
-    assert thresholds.threshold_for("all-MiniLM-L6-v2", "retro", env) == 0.2
+    settings = Settings.from_env(env)
+    assert thresholds.threshold_for("all-MiniLM-L6-v2", "failure", settings) == 0.3
+    assert thresholds.threshold_for("all-MiniLM-L6-v2", "retro", settings) == 0.2
     with pytest.raises(errors.ConfigError, match="MEMSIEVE_THRESHOLD must be a number"):
-        thresholds.threshold_for("all-MiniLM-L6-v2", "retro", {"MEMSIEVE_THRESHOLD": "x"})
+        Settings.from_env({"MEMSIEVE_THRESHOLD": "x"})

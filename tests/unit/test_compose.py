@@ -51,10 +51,20 @@ DEFAULT_IS_FINE = {
     "MEMSIEVE_EMBED_RPM": "unlimited unless the provider contract says otherwise",
     "MEMSIEVE_EMBED_TPM": "unlimited unless the provider contract says otherwise",
     "MEMSIEVE_GATE_SEARCH": "memory is the fast, exact default",
+    "MEMSIEVE_ON_CONFLICT": "keep: updates stay visible as conflicts until resolved",
     "MEMSIEVE_GATE_CACHE_MB": "default budget per worker process",
     "MEMSIEVE_FLUSH_SLICE_MS": "default",
     "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS": "default",
     "MEMSIEVE_STARTUP_WAIT": "default; the restart policy covers longer outages",
+    "MEMSIEVE_MAX_MESSAGE_BYTES": "default; 16 MiB is far above any lesson",
+    "MEMSIEVE_THRESHOLD_<KIND>": "the measured per-kind table is the default",
+    "MEMSIEVE_MCP_NAMESPACES": "the MCP server is not part of the compose stack",
+    "MEMSIEVE_TORCH_THREADS": "one thread per worker process; concurrency adds processes",
+    "MEMSIEVE_POLICY_ALLOWED_KINDS": "optional override of the policy default",
+    "MEMSIEVE_POLICY_MIN_CONTENT": "optional override of the policy default",
+    "MEMSIEVE_POLICY_MAX_CONTENT": "optional override of the policy default",
+    "MEMSIEVE_POLICY_DENY_PATTERNS": "optional; adds to the policy file's list",
+    "MEMSIEVE_POLICY_CHECKS": "optional override of the policy default",
 }
 _VAR = re.compile(r"\$\{([A-Z0-9_]+)(?:(:-|:\?)([^}]*))?\}")
 

@@ -122,15 +122,6 @@ def test_secret_wins_over_every_other_reason() -> None:
     assert verdict.reason == "secret"
 
 
-def test_redact_event_fields() -> None:
-    key = "AKIA" + "Q3TZ7N2WXKJ5LM8P"
-    assert policy.redact_event_fields(f"key {key}", f"use {key} once") == (
-        "key [REDACTED:aws_access_key]",
-        "use [REDACTED:aws_access_key] once",
-    )
-    assert policy.redact_event_fields("Plain", LESSON) == ("Plain", LESSON)
-
-
 # --- configuration reasons --------------------------------------------------------------
 
 

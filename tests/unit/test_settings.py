@@ -32,8 +32,36 @@ def test_defaults_pick_local_without_a_key_and_openai_with_one() -> None:
         ({"MEMSIEVE_LOCK_TTL": "0"}, "MEMSIEVE_LOCK_TTL must be >= 1, got 0"),
         (
             {"MEMSIEVE_THRESHOLD": "3"},
-            "MEMSIEVE_THRESHOLD must be a cosine distance in (0, 2), got 3.0",
+            "MEMSIEVE_THRESHOLD must be a cosine distance in [0, 2], got '3'",
         ),
+        (
+            {"MEMSIEVE_THRESHOLD": "nan"},
+            "MEMSIEVE_THRESHOLD must be a cosine distance in [0, 2], got 'nan'",
+        ),
+        (
+            {"MEMSIEVE_THRESHOLD_FAILURE": "-0.1"},
+            "MEMSIEVE_THRESHOLD_FAILURE must be a cosine distance in [0, 2], got '-0.1'",
+        ),
+        (
+            {"MEMSIEVE_THRESHOLD_LESSON": "0.3"},
+            "MEMSIEVE_THRESHOLD_LESSON: unknown kind 'lesson' "
+            "(one of RETRO, CORRECTION, FAILURE, PATTERN)",
+        ),
+        # The capture policy's variables are validated with the rest, at start-up.
+        (
+            {"MEMSIEVE_POLICY_MIN_CONTENT": "short"},
+            "MEMSIEVE_POLICY_MIN_CONTENT must be an integer",
+        ),
+        (
+            {"MEMSIEVE_POLICY_ALLOWED_KINDS": "retro,gossip"},
+            "env.allowed_kinds: unknown kind 'gossip'",
+        ),
+        (
+            {"MEMSIEVE_POLICY_FILE": "/nonexistent/policy.yaml"},
+            "policy file /nonexistent/policy.yaml: No such file or directory",
+        ),
+        ({"MEMSIEVE_TORCH_THREADS": "0"}, "MEMSIEVE_TORCH_THREADS must be >= 1, got 0"),
+        ({"MEMSIEVE_STARTUP_WAIT": "soon"}, "MEMSIEVE_STARTUP_WAIT must be an integer, got 'soon'"),
         (
             {"MEMSIEVE_FLOWER_BASIC_AUTH": "nocolon"},
             "MEMSIEVE_FLOWER_BASIC_AUTH must be user:password, both non-empty",
@@ -109,3 +137,103 @@ def test_hashed_namespace_labels_are_keyed_and_stable() -> None:
     assert a == metrics.namespace_label("acme-corp", b"k" * 32) and a.startswith("ns-")
     assert "acme" not in a and a != metrics.namespace_label("acme-corp", b"j" * 32)
     assert metrics.namespace_label("acme-corp", None) == "acme-corp"
+
+
+# Modules that touch os.environ for a reason other than reading a memsieve setting.
+ENVIRON_ALLOWED = {
+    # prometheus_client's multiprocess mode is configured by this variable, in the
+    # process and its forked children.
+    "worker/metrics.py": "PROMETHEUS_MULTIPROC_DIR for prometheus_client",
+    # Sets (setdefault) the Hugging Face libraries' own variables before they load.
+    "worker/embedders/local.py": "offline switches of transformers / huggingface_hub",
+    # Builds the environment of the processes it starts (worker, Flower), from settings.
+    "worker/cli/service.py": "environment of child processes",
+}
+
+
+def test_no_environment_read_outside_settings() -> None:
+    """Every MEMSIEVE_* variable is read once, by Settings.from_env; the rest get settings."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    readers = {}
+    for folder in ("worker", "tasks", "schemas"):
+        for path in sorted((root / folder).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if rel == "worker/settings.py" or rel in ENVIRON_ALLOWED:
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == "os"
+                    and node.attr in ("environ", "getenv", "environb", "putenv")
+                ) or (isinstance(node, ast.ImportFrom) and node.module == "os"):
+                    readers.setdefault(rel, []).append(node.lineno)
+    assert readers == {}
+
+
+def test_every_memsieve_variable_is_listed_in_help() -> None:
+    """A MEMSIEVE_* name in the package's code is a setting `memsieve --help` lists."""
+    import ast
+    import re
+    from pathlib import Path
+
+    from memsieve.settings import SETTINGS_HELP
+
+    root = Path(__file__).resolve().parents[2]
+    listed = set(SETTINGS_HELP)
+    patterns = [re.escape(n).replace(re.escape("<KIND>"), "[A-Z]+") for n in listed]
+    listed_re = re.compile("|".join(f"(?:{p})" for p in patterns))
+    name_re = re.compile(r"MEMSIEVE_[A-Z0-9_]*[A-Z0-9]")
+    unlisted = {}
+    for folder in ("worker", "tasks", "schemas"):
+        for path in sorted((root / folder).rglob("*.py")):
+            # String constants that are a variable's name: how code reads a variable.
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    name = node.value
+                    if name_re.fullmatch(name) and not listed_re.fullmatch(name):
+                        unlisted.setdefault(name, path.relative_to(root).as_posix())
+    assert unlisted == {}
+
+
+def test_a_bad_setting_stops_a_command_at_start_up_with_its_name() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSIEVE_")}
+    env.update(
+        MEMSIEVE_THRESHOLD_FAILURE="3",
+        MEMSIEVE_DATABASE_URL="postgresql://nobody@127.0.0.1:1/none",
+        MEMSIEVE_REDIS_URL="redis://127.0.0.1:1",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "memsieve.cli.main", "worker", "--drain"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "MEMSIEVE_THRESHOLD_FAILURE must be a cosine distance in [0, 2], got '3'" in (
+        done.stderr
+    )
+
+
+def test_on_conflict_defaults_to_keep_and_may_differ_per_namespace() -> None:
+    s = Settings.from_env({})
+    assert (s.on_conflict, s.on_conflict_for("any")) == ("keep", "keep")
+    s = Settings.from_env({"MEMSIEVE_ON_CONFLICT": "newest"})
+    assert s.on_conflict_for("any") == "newest"
+    s = Settings.from_env({"MEMSIEVE_ON_CONFLICT": "keep, team-a=newest"})
+    assert [s.on_conflict_for(ns) for ns in ("team-a", "team-b")] == ["newest", "keep"]
+
+
+@pytest.mark.parametrize("raw", ["latest", "keep,team-a=oldest", "=newest", "keep,newest=x"])
+def test_bad_on_conflict_fails_at_start_up(raw: str) -> None:
+    with pytest.raises(ConfigError, match="MEMSIEVE_ON_CONFLICT must be keep or newest"):
+        Settings.from_env({"MEMSIEVE_ON_CONFLICT": raw})

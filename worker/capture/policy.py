@@ -28,7 +28,6 @@ measures length on that copy.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -114,7 +113,7 @@ class PolicyConfig(NamespacePolicy):
         _DENY_PATTERNS (JSON list of regexes, added to the file's), _CHECKS (comma list of reasoning, trivia,
         derivable; empty turns the heuristics off). Raises ConfigError on anything invalid.
         """
-        env = os.environ if env is None else env
+        env = {} if env is None else env
         path = path or env.get(ENV_FILE) or None
         raw: dict[str, Any] = _read_file(path) if path else {}
         namespaces = raw.pop("namespaces", None) or {}
@@ -238,15 +237,6 @@ def _checked(p: NamespacePolicy, where: str) -> NamespacePolicy:
             f" got {p.min_content} and {p.max_content}"
         )
     return p
-
-
-def redact_event_fields(heading: str, content: str) -> tuple[str, str]:
-    """Heading and content with every secret replaced by `[REDACTED:<kind>]`."""
-    found = secrets.scan_fields([("heading", heading), ("content", content)])
-    return (
-        secrets.redact(heading, found.get("heading", [])),
-        secrets.redact(content, found.get("content", [])),
-    )
 
 
 def event_fields(event: CaptureEvent) -> list[tuple[str, str]]:

@@ -73,7 +73,10 @@ def cli_calibrate(args: list[str]) -> int:
         return 2
     try:
         embedder = _embedder(opts.embedder)
-        current = thresholds.threshold_for(embedder.model, opts.kind)
+        from memsieve.settings import Settings
+
+        # The threshold in force today: the table, or the operator's override.
+        current = thresholds.threshold_for(embedder.model, opts.kind, Settings.from_env())
     except errors.ConfigError as exc:
         print(f"memsieve calibrate: {exc}", file=sys.stderr)
         return 2

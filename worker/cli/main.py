@@ -8,7 +8,7 @@ import os
 import sys
 
 from memsieve import errors
-from memsieve.cli import backfill, events, history, read, reembed, service
+from memsieve.cli import backfill, conflicts, events, history, read, reembed, service
 from memsieve.settings import settings_help
 
 # Commands contributed by other modules: (module, function taking argv).
@@ -17,6 +17,11 @@ EXTERNAL = {
         "memsieve.cli.calibrate",
         "cli_calibrate",
         "precision/recall of the gate on labelled pairs",
+    ),
+    "mcp": (
+        "memsieve.cli.mcp",
+        "cli_mcp",
+        "serve agents over MCP: remember, recall, history, explain",
     ),
 }
 
@@ -34,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     events.register(sub)
     read.register(sub)
     history.register(sub)
+    conflicts.register(sub)
     backfill.register(sub)
     reembed.register(sub)
     for name, (_mod, _fn, text) in EXTERNAL.items():

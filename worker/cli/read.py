@@ -45,6 +45,7 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
             "tags": r["tags"],
             "distance": round(r["distance"], 6),
             "created_at": r["created_at"],
+            "conflicts": r.get("conflicts", []),
         }
         for r in rows
     ]
@@ -61,6 +62,9 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
     for r in out:
         say(f"{r['distance']:.4f}  {r['memory_id']}  [{r['kind']}] {r['heading']}")
         say(f"        {r['content']}")
+        for c in r["conflicts"]:
+            which = "updates" if c["this_is"] == "newer" else "updated by"
+            say(f"        ! conflict {c['conflict_id']}: {which} {c['with']} ({c['detail']})")
     return 0
 
 
@@ -106,8 +110,11 @@ def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
         " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
     )
     live = store.query(
-        "SELECT namespace, count(*) FILTER (WHERE deleted_at IS NULL)::int AS live,"
-        " count(*)::int AS total FROM memories GROUP BY 1 ORDER BY 1"
+        "SELECT m.namespace, count(*) FILTER (WHERE m.deleted_at IS NULL)::int AS live,"
+        " count(*)::int AS total, coalesce(max(c.n), 0)::int AS open_conflicts"
+        " FROM memories m LEFT JOIN (SELECT namespace, count(*) AS n FROM memory_conflicts"
+        " WHERE closed_at IS NULL GROUP BY 1) c ON c.namespace = m.namespace"
+        " GROUP BY 1 ORDER BY 1"
     )
     if args.json:
         out: dict[str, Any] = {"events": rows, "memories": live}
@@ -125,7 +132,10 @@ def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
         say(f"  {r['namespace']:<24} {r['status']:<9} {r['outcome']:<22} {r['n']}")
     say("memories:")
     for r in live:
-        say(f"  {r['namespace']:<24} live {r['live']:<8} all versions {r['total']}")
+        say(
+            f"  {r['namespace']:<24} live {r['live']:<8} all versions {r['total']:<8}"
+            f" open conflicts {r['open_conflicts']}"
+        )
     return 0
 
 

@@ -204,7 +204,7 @@ def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
     # The database may still be starting (a compose stack, a failover): wait for it with
     # backoff instead of exiting; a wrong setting still fails, loudly, after the wait.
     try:
-        _migrate_when_reachable(store)
+        _migrate_when_reachable(store, settings.startup_wait)
     except psycopg.OperationalError as exc:
         return fail(
             f"database not reachable at {redact_url(settings.database_url or '')}: {str(exc).strip()}"
@@ -240,17 +240,28 @@ def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
     ]
     if args.hostname:
         argv.append(f"--hostname={args.hostname}")
+    if not args.drain:
+        app.worker_main(argv)
+        return 0
+    from memsieve.flow import drain
+
+    watcher = drain.for_worker(
+        app,
+        Store(settings.database_url or "", max_size=1),
+        args.queue.split(","),
+        args.drain_timeout,
+    )
     app.worker_main(argv)
-    return 0
+    return drain.EXIT_TIMEOUT if watcher.result is None else watcher.result
 
 
-def _migrate_when_reachable(store: Any) -> None:
+def _migrate_when_reachable(store: Any, wait_s: float) -> None:
     """Apply migrations, waiting (with backoff, up to MEMSIEVE_STARTUP_WAIT seconds) for a
     database that is still starting: a compose stack, a failover."""
     for attempt in Retrying(
         retry=retry_if_exception_type(psycopg.OperationalError),
         wait=wait_exponential_jitter(initial=0.5, max=10),
-        stop=stop_after_delay(float(os.environ.get("MEMSIEVE_STARTUP_WAIT", "120"))),
+        stop=stop_after_delay(wait_s),
         before_sleep=lambda rs: log.warning(
             "database not reachable yet (attempt %d); retrying", rs.attempt_number
         ),
@@ -290,6 +301,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--pool", default="prefork", choices=["prefork", "threads", "solo"])
     p.add_argument("--queue", default=",".join(QUEUES))
     p.add_argument("--hostname", default="")
+    p.add_argument(
+        "--drain",
+        action="store_true",
+        help="process what is queued (broker and pending events), then exit 0",
+    )
+    p.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="with --drain: stop and exit 3 if work is left after this long [default: 300]",
+    )
     p.set_defaults(func=cmd_worker)
     p = sub.add_parser("migrate", help="apply pending SQL migrations")
     p.set_defaults(func=cmd_migrate)

@@ -11,15 +11,27 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kombu.transport import TRANSPORT_ALIASES, redis
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.json import loads
 from memsieve.schemas.events import raw_event_id
+from memsieve.store.rows import InboxEvent
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 log = logging.getLogger("memsieve.broker")
+
+
+# Where a garbage item is recorded: memsieve.flow.runtime registers its pipeline's store
+# (set by the worker process; this module sits below the pipeline and cannot import it).
+_recorder: Callable[[Sequence[InboxEvent]], object] | None = None
+
+
+def set_recorder(record: Callable[[Sequence[InboxEvent]], object]) -> None:
+    global _recorder
+    _recorder = record
 
 
 def record_garbage(raw: bytes, reason: str, detail: str) -> bool:
@@ -27,10 +39,9 @@ def record_garbage(raw: bytes, reason: str, detail: str) -> bool:
     ledger could not be reached (the caller then leaves the item on the queue)."""
     eid = raw_event_id(raw)
     try:
-        from memsieve.flow import runtime
-        from memsieve.store.postgres import InboxEvent
-
-        runtime.pipeline().store.insert_events(
+        if _recorder is None:
+            raise RuntimeError("no recorder registered")
+        _recorder(
             [
                 InboxEvent(
                     eid,

@@ -8,11 +8,15 @@ silence. `screen` turns any message for a memsieve task into a clean protocol-2 
 
 - capture: every positional argument is one event or a list of events; a keyword
   argument other than `payload` (the parameter's name) refuses the message. The clean
-  message carries one argument, the list of all events, and no eta, expiry, time limit,
-  callback or chain: a capture is never postponed, expired, killed or chained.
+  message carries one argument, the list of all events, and no expiry, time limit,
+  callback or chain: a capture is never expired, killed or chained.
 - flush: exactly one string argument (a namespace), and optionally `lane` (which
-  scheduled-flush marker it clears: one of constants.QUEUES, or null); its eta (the app's
-  own countdown) is kept.
+  scheduled-flush marker it clears: one of constants.QUEUES, or null).
+
+An eta is kept only when it parses and lies at most `MAX_ETA_S` ahead (the app's own retry
+countdowns, capped at 30 s); any other runs at once: a far eta would hold the message
+unacked past the broker's visibility timeout (and run it twice), a bad one would make
+Celery refuse the message.
 
 Pure: no I/O. The detail of a refusal never quotes the message.
 """
@@ -23,6 +27,7 @@ import hashlib
 import re
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from memsieve import constants
@@ -55,6 +60,26 @@ def _task_id(value: Any, raw: bytes) -> str:
 
 def _opt_id(value: Any) -> str | None:
     return value if isinstance(value, str) and TASK_ID_RE.match(value) else None
+
+
+MAX_ETA_S = 60.0
+
+
+def _eta(value: Any, now: datetime | None = None) -> str | None:
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    now = now or datetime.now(UTC)
+    try:
+        ahead = (when - now).total_seconds()
+    except OverflowError:
+        return None
+    return when.isoformat() if 0 < ahead <= MAX_ETA_S else None
 
 
 def _retries(value: Any) -> int:
@@ -110,7 +135,7 @@ def screen(task: str, protocol: int, headers: dict[str, Any], body: Any, raw: by
         "root_id": _opt_id(source.get("root_id")),
         "parent_id": _opt_id(source.get("parent_id")),
         "group": None,
-        "eta": None,
+        "eta": _eta(source.get("eta")),
         "expires": None,
         "timelimit": [None, None],
         "ignore_result": True,
@@ -132,9 +157,6 @@ def screen(task: str, protocol: int, headers: dict[str, Any], body: Any, raw: by
             raise Refused(
                 "invalid_task_message", "flush takes one argument, a namespace (and a lane)"
             )
-        eta = source.get("eta")
-        if isinstance(eta, str) and len(eta) <= 64:
-            clean["eta"] = eta  # Celery refuses (and we record) one it cannot parse
         clean["argsrepr"] = "[namespace]"
         return Clean(
             clean, [[args[0]], {"lane": lane} if "lane" in kwargs else {}, dict(CLEAN_EMBED)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from memsieve.embedders.base import Embedder
@@ -23,24 +22,20 @@ def from_settings(
     if name == "hashing":
         from memsieve.embedders.hashing import HashingEmbedder
 
-        latency = os.environ.get("MEMSIEVE_FAKE_EMBED_LATENCY_MS", "")
-        if latency:
-            # Benchmarks only: a simulated provider round trip per request (bench/).
-            from memsieve.embedders.hashing import LatencyEmbedder
-
-            return LatencyEmbedder(settings.hashing_dims, float(latency))
         return HashingEmbedder(settings.hashing_dims)
     if name == "local":
         from memsieve.embedders.local import LocalEmbedder
 
-        return LocalEmbedder()
+        return LocalEmbedder(threads=settings.torch_threads)
     if name == "openai":
         from memsieve.embedders.openai import OpenAIEmbedder
-        from memsieve.embedders.ratelimit import RedisRateLimiter, limits_from_env
+        from memsieve.embedders.ratelimit import RedisRateLimiter
 
         limiter = None
-        if redis_client is not None and any(limits_from_env()):
-            limiter = RedisRateLimiter.from_env(redis_client, settings.openai_model)
+        if redis_client is not None and (settings.embed_rpm or settings.embed_tpm):
+            limiter = RedisRateLimiter(
+                redis_client, settings.openai_model, rpm=settings.embed_rpm, tpm=settings.embed_tpm
+            )
         return OpenAIEmbedder(
             model=settings.openai_model,
             dims=settings.openai_dimensions,

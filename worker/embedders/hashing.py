@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import re
-import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,37 +45,5 @@ class HashingEmbedder:
         return (vec / norm).tolist()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        from memsieve.flow import faults
-
-        faults.check_poison(texts)  # test-only: MEMSIEVE_FAULT_POISON
-        faults.check_crash(texts)  # test-only: MEMSIEVE_FAULT_CRASH
         self.calls += 1
         return [self._vector(t) for t in texts]
-
-
-# Benchmarks only (bench/): the hashing embedder behind a simulated provider round trip.
-REQUESTS_KEY = "memsieve:bench:embed-requests"
-TEXTS_KEY = "memsieve:bench:embed-texts"
-
-
-class LatencyEmbedder(HashingEmbedder):
-    """Every embed() call (one provider request, whatever its batch size) sleeps
-    `latency_ms` first, as an OpenAI request would; the vectors stay deterministic. With
-    MEMSIEVE_FAKE_EMBED_COUNT=1, requests and texts are counted in Redis so a benchmark
-    can read them across worker processes."""
-
-    def __init__(self, dims: int, latency_ms: float) -> None:
-        super().__init__(dims)
-        self.latency_s = latency_ms / 1000.0
-        self._counter = None
-        if os.environ.get("MEMSIEVE_FAKE_EMBED_COUNT") and os.environ.get("MEMSIEVE_REDIS_URL"):
-            import redis
-
-            self._counter = redis.Redis.from_url(os.environ["MEMSIEVE_REDIS_URL"])
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        time.sleep(self.latency_s)
-        if self._counter is not None:
-            self._counter.incr(REQUESTS_KEY)
-            self._counter.incrby(TEXTS_KEY, len(texts))
-        return super().embed(texts)

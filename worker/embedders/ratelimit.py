@@ -18,18 +18,15 @@ full and leaves it in debt, so it cannot wait forever; callers keep requests wit
 
 from __future__ import annotations
 
-import os
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import redis
 from memsieve import errors
 
-ENV_RPM = "MEMSIEVE_EMBED_RPM"
-ENV_TPM = "MEMSIEVE_EMBED_TPM"
 # {model} is a Redis Cluster hash tag: both buckets of a model live in one slot, as the
 # script that touches both requires.
 KEY_FORMAT = "memsieve:embed:ratelimit:{{{model}}}:{kind}"
@@ -96,22 +93,6 @@ class _Bucket:
     rate_per_ms: float
 
 
-def limits_from_env(environ: Mapping[str, str] | None = None) -> tuple[int, int]:
-    """(rpm, tpm) from MEMSIEVE_EMBED_RPM / MEMSIEVE_EMBED_TPM; unset or 0 = unlimited."""
-    env = os.environ if environ is None else environ
-    out = []
-    for name in (ENV_RPM, ENV_TPM):
-        raw = env.get(name, "").strip() or "0"
-        try:
-            value = int(raw)
-        except ValueError:
-            raise errors.ConfigError(f"{name} must be a whole number, got {raw!r}") from None
-        if value < 0:
-            raise errors.ConfigError(f"{name} must be >= 0 (0 = unlimited), got {value}")
-        out.append(value)
-    return out[0], out[1]
-
-
 class RedisRateLimiter:
     """Requests and tokens per `period` seconds for one model, shared through Redis."""
 
@@ -148,14 +129,6 @@ class RedisRateLimiter:
                     )
                 )
         self._script = client.register_script(_LUA)
-
-    @classmethod
-    def from_env(
-        cls, client: redis.Redis, model: str, environ: Mapping[str, str] | None = None, **kw: Any
-    ) -> RedisRateLimiter:
-        """A limiter configured by MEMSIEVE_EMBED_RPM / MEMSIEVE_EMBED_TPM."""
-        rpm, tpm = limits_from_env(environ)
-        return cls(client, model, rpm=rpm, tpm=tpm, **kw)
 
     @property
     def max_request_tokens(self) -> int | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,9 +20,9 @@ import redis
 from memsieve import embedders, errors, metrics
 from memsieve.capture import policy, secrets
 from memsieve.embedders import batching
-from memsieve.flow import embed, faults
+from memsieve.flow import embed
 from memsieve.flow.locks import NamespaceLock
-from memsieve.gate import guards, thresholds
+from memsieve.gate import guards, judge, thresholds
 from memsieve.ops import scrub
 from memsieve.schemas import events as ev
 from memsieve.settings import Settings
@@ -34,6 +33,14 @@ log = logging.getLogger("memsieve.pipeline")
 # Refusals whose message holds only a lesson the policy did not want (no secret found).
 _HARMLESS = frozenset(policy.REASONS) - {"secret"}
 decisions_log = logging.getLogger("memsieve.decision")
+
+
+# A ledger row's key: (namespace or "", event id) (migration 081).
+Key = tuple[str, str]
+
+
+def key_of(row: InboxEvent) -> Key:
+    return (row.namespace or "", row.event_id)
 
 
 @dataclass
@@ -196,7 +203,11 @@ class Pipeline:
     ) -> None:
         self.settings = settings
         assert settings.database_url and settings.redis_url, "call Settings.resolved() first"
-        self.store = store or Store(settings.database_url)
+        self.store = store or Store(
+            settings.database_url,
+            gate_search=settings.gate_search,
+            cache_mb=settings.gate_cache_mb,
+        )
         self.redis = redis_client or redis.Redis.from_url(
             settings.redis_url,
             socket_timeout=10,
@@ -205,11 +216,12 @@ class Pipeline:
             retry_on_timeout=True,
         )
         self._embedder = embedder
-        self.policy = policy.PolicyConfig.load(settings.policy_file, os.environ)
+        self.policy = settings.policy or policy.PolicyConfig.load(settings.policy_file, {})
         from memsieve.ops import home
 
         self.key = home.install_key(settings.key_path)
         self.guards = tuple(guards.default_guards())
+        self.judge = judge.default_judge(settings)
         self._bound = False
 
     @property
@@ -226,7 +238,7 @@ class Pipeline:
 
     def threshold_for(self, kind: str) -> float:
         # MEMSIEVE_THRESHOLD_<KIND> beats MEMSIEVE_THRESHOLD beats the measured table.
-        return thresholds.threshold_for(self.embedder.model, kind)
+        return thresholds.threshold_for(self.embedder.model, kind, self.settings)
 
     # -- stage 1: capture -------------------------------------------------------------
     def parse(self, raw: Any) -> tuple[InboxEvent, ev.CaptureEvent | None]:
@@ -311,7 +323,7 @@ class Pipeline:
                 eid, None, "invalid_event", f"event: unreadable ({type(exc).__name__})"
             )
 
-    def _insert(self, unique: dict[str, InboxEvent]) -> list[str]:
+    def _insert(self, unique: dict[Key, InboxEvent]) -> list[Key]:
         """Insert the rows; if the store refuses the batch for a value (not for being
         down), insert one by one and record each row it refuses as an invalid event."""
         try:
@@ -320,21 +332,21 @@ class Pipeline:
             raise
         except (psycopg.DataError, psycopg.IntegrityError, psycopg.ProgrammingError) as exc:
             log.warning("capture: the store refused a batch (%s); one by one", type(exc).__name__)
-        new: list[str] = []
-        for eid, row in unique.items():
+        new: list[Key] = []
+        for k, row in unique.items():
             try:
                 new += self.store.insert_events([row])
             except (psycopg.OperationalError, psycopg.errors.AdminShutdown):
                 raise
             except (psycopg.DataError, psycopg.IntegrityError, psycopg.ProgrammingError) as exc:
                 refused = self._refused(
-                    eid,
+                    row.event_id,
                     row.namespace,
                     "invalid_event",
                     f"event: the store cannot hold one of its values ({type(exc).__name__})",
                 )
                 refused.payload_hash = row.payload_hash  # a redelivery stays a duplicate
-                unique[eid] = refused
+                unique[k] = refused
                 new += self.store.insert_events([refused])
         return new
 
@@ -353,41 +365,43 @@ class Pipeline:
         )
 
     def accept(self, items: Sequence[Any]) -> list[Accepted]:
-        """Validate, filter and persist events; idempotent by event id."""
+        """Validate, filter and persist events; idempotent by (namespace, event id)."""
         rows = [self._parse_safely(item) for item in items]
-        # One event id twice in one batch: the first wins, like a redelivery; the same id
-        # with another payload is a reuse (below).
-        unique: dict[str, InboxEvent] = {}
+        # One key twice in one batch: the first wins, like a redelivery; the same key with
+        # another payload is a reuse (below).
+        unique: dict[Key, InboxEvent] = {}
         for r in rows:
-            unique.setdefault(r.event_id, r)
+            unique.setdefault(key_of(r), r)
         new = set(self._insert(unique))
         rows = [
-            unique[r.event_id] if unique[r.event_id].payload_hash == r.payload_hash else r
+            unique[key_of(r)] if unique[key_of(r)].payload_hash == r.payload_hash else r
             for r in rows
         ]
-        stored = self.store.payload_hashes([eid for eid in unique if eid not in new])
-        stored.update((eid, unique[eid].payload_hash) for eid in new)
+        stored = self.store.payload_hashes([k for k in unique if k not in new])
+        stored.update((k, unique[k].payload_hash) for k in new)
         reused: dict[int, InboxEvent] = {}
         for n, r in enumerate(rows):
-            if r.event_id in stored and stored[r.event_id] != r.payload_hash:
-                reused[n] = self._reuse(r, stored[r.event_id])
+            k = key_of(r)
+            if k in stored and stored[k] != r.payload_hash:
+                reused[n] = self._reuse(r, stored[k])
         if reused:
-            by_id = {r.event_id: r for r in reused.values()}
-            new |= set(self.store.insert_events(list(by_id.values())))
+            by_key = {key_of(r): r for r in reused.values()}
+            new |= set(self.store.insert_events(list(by_key.values())))
             rows = [reused.get(n, r) for n, r in enumerate(rows)]
         # Refused messages may hold a secret the broker still keeps on disk: count them
         # so the sweeper rewrites the broker's append-only file (memsieve.ops.scrub).
         refused = sum(
             1
             for r in unique.values()
-            if r.event_id in new and r.status == "rejected" and r.reason not in _HARMLESS
+            if key_of(r) in new and r.status == "rejected" and r.reason not in _HARMLESS
         )
         scrub.note_refusals(self.redis, refused)
         out = []
         for r in rows:
-            status = r.status if r.event_id in new else "duplicate"
+            k = key_of(r)
+            status = r.status if k in new else "duplicate"
             out.append(Accepted(r.event_id, r.namespace, status, r.reason, r.detail))
-            if r.status == "rejected" and r.event_id in new:
+            if r.status == "rejected" and k in new:
                 metrics.refused(r.reason)
                 decisions_log.info(
                     "rejected",
@@ -398,7 +412,7 @@ class Pipeline:
                         "reason": r.reason,
                     },
                 )
-            new.discard(r.event_id)
+            new.discard(k)
         return out
 
     # -- stages 2-4: embed, lock, gate, write -------------------------------------------
@@ -479,7 +493,7 @@ class Pipeline:
                 f"taken {p.claims} times by flushes that never finished: a worker process "
                 "died while handling it"
             )
-            if self.store.mark_dead(p.event_id, "worker_lost", detail):
+            if self.store.mark_dead(namespace, p.event_id, "worker_lost", detail):
                 metrics.decided("dead", p.kind)
                 result.dead.append(p.event_id)
                 decisions_log.info(
@@ -497,12 +511,12 @@ class Pipeline:
         """Process a batch with its claim recorded until the batch ends in an orderly way
         (a process killed meanwhile leaves the claim behind, which is how a crash is seen)."""
         ids = [p.event_id for p in pending]
-        self.store.set_claimed(ids, True)
+        self.store.set_claimed(namespace, ids, True)
         try:
             self._process(namespace, pending, result)
         finally:
             try:
-                self.store.set_claimed(ids, False)
+                self.store.set_claimed(namespace, ids, False)
             except psycopg.Error as exc:  # the store is down: the original error says why
                 log.warning(
                     "could not clear the claim on %d events: %s", len(ids), type(exc).__name__
@@ -532,7 +546,7 @@ class Pipeline:
             resolved = live.get(p.target_memory)
             if resolved is None:
                 detail = "supersedes names no live memory chain of this namespace"
-                if self.store.refuse_pending(p.event_id, "supersedes_unknown", detail):
+                if self.store.refuse_pending(namespace, p.event_id, "supersedes_unknown", detail):
                     metrics.refused("supersedes_unknown")
                     result.refused.append(p.event_id)
                     decisions_log.info(
@@ -550,7 +564,7 @@ class Pipeline:
                 continue
             taken.add(resolved)
             if resolved != p.target_memory:
-                self.store.retarget(p.event_id, resolved)
+                self.store.retarget(namespace, p.event_id, resolved)
                 p.target_memory = resolved
             keep.append(p)
         return keep
@@ -561,7 +575,6 @@ class Pipeline:
             return
         emb = self.embedder
         items = [(p.content_hash, ev.memory_text(p.heading, p.content)) for p in pending]
-        faults.pause("embed", namespace, len(pending))
         try:
             outcomes = embed.embed_items(emb, self.store, items)
         except batching.EmbedderRefused as exc:
@@ -578,7 +591,7 @@ class Pipeline:
                 ready.append((p, v))
             elif v.permanent:
                 refused += 1
-                if self.store.mark_dead(p.event_id, v.reason, v.message[:500]):
+                if self.store.mark_dead(namespace, p.event_id, v.reason, v.message[:500]):
                     metrics.decided("dead", p.kind)
                     result.dead.append(p.event_id)
                     decisions_log.info(
@@ -598,7 +611,7 @@ class Pipeline:
             self._write_ready(namespace, ready, result)
         if len(ready) + refused < len(pending):
             dead = self.store.fail_attempt(
-                unavailable, "embedding provider unavailable", self.settings.max_attempts
+                namespace, unavailable, "embedding provider unavailable", self.settings.max_attempts
             )
             result.dead.extend(dead)
             metrics.died(dead)
@@ -633,7 +646,14 @@ class Pipeline:
         emb = self.embedder
         try:
             return self.store.write_batch(
-                namespace, ready, emb.model, emb.dims, self.threshold_for, self.guards
+                namespace,
+                ready,
+                emb.model,
+                emb.dims,
+                self.threshold_for,
+                self.guards,
+                judge=self.judge,
+                on_conflict=self.settings.on_conflict_for(namespace),
             )
         except (psycopg.OperationalError, errors.TransientError):
             raise
@@ -647,6 +667,7 @@ class Pipeline:
                 return outcomes
             ev_id = ready[0][0].event_id
             dead = self.store.fail_attempt(
+                namespace,
                 [ev_id],
                 f"write failed: {type(exc).__name__}: {str(exc)[:300]}",
                 self.settings.max_attempts,
@@ -664,7 +685,7 @@ class Pipeline:
         if accepted.status == "pending" or (accepted.status == "duplicate" and accepted.namespace):
             assert accepted.namespace is not None
             self.flush(accepted.namespace, wait=30.0)
-        row = self.store.get_event(accepted.event_id) or {}
+        row = self.store.get_event(accepted.event_id, accepted.namespace) or {}
         return {
             "event_id": accepted.event_id,
             "decision": row.get("decision") or row.get("status"),

@@ -8,6 +8,7 @@ import random
 
 from celery import signals
 from memsieve.app import current_settings
+from memsieve.delivery import broker
 from memsieve.flow.pipeline import Pipeline
 
 _pipeline: Pipeline | None = None
@@ -20,6 +21,10 @@ def pipeline() -> Pipeline:
         _pipeline = Pipeline(current_settings())
         _pid = os.getpid()
     return _pipeline
+
+
+# Garbage popped off a Redis queue is recorded in this process's store.
+broker.set_recorder(lambda events: pipeline().store.insert_events(events))
 
 
 def backoff(retries: int, base: float = 0.5, cap: float = 30.0) -> float:

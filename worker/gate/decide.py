@@ -5,9 +5,13 @@ Pure code: no I/O. The store finds the candidates and carries out the decision.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal, Protocol
+
+log = logging.getLogger("memsieve.gate")
 
 Action = Literal["insert", "supersede", "merge"]
 
@@ -49,6 +53,7 @@ class Considered:
     distance: float
     within_threshold: bool
     vetoes: list[Veto] = field(default_factory=list)
+    judgement: Judgement | None = None
 
 
 @dataclass
@@ -59,6 +64,8 @@ class GateDecision:
     threshold: float
     reason: str
     considered: list[Considered] = field(default_factory=list)
+    # Live memories the incoming one updates and does not supersede: linked as conflicts.
+    conflicts: list[str] = field(default_factory=list)
 
 
 class Guard(Protocol):
@@ -67,17 +74,53 @@ class Guard(Protocol):
     def __call__(self, incoming: Incoming, candidate: Candidate) -> list[Veto]: ...
 
 
+class Verdict(StrEnum):
+    SAME = "same"
+    UPDATE = "update"
+    DIFFERENT = "different"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    score: float  # confidence in `verdict`, 0..1
+    judge: str  # e.g. "guards", "classifier", "llm:gpt-4o-mini"
+    detail: str  # short, human-readable, no secret
+    # The guards' vetoes behind the verdict, when the judge ran guards (recorded with the
+    # decision, per candidate). Optional: a judge that reads meaning may have none.
+    vetoes: tuple[Veto, ...] = field(default=())
+
+
+class Judge(Protocol):
+    def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]: ...
+
+
 def decide(
     incoming: Incoming,
     candidates: list[Candidate],
     threshold: float,
     guards: Sequence[Guard] = (),
+    judge: Judge | None = None,
+    judged: Mapping[tuple[str, str], Judgement] | None = None,
+    on_conflict: str = "keep",
+    in_conflict: frozenset[str] = frozenset(),
 ) -> GateDecision:
     """Decide what to do with `incoming` given live candidates of its namespace.
 
     1. byte-identical live text (same content_hash) -> merge into it;
-    2. the closest candidate under `threshold` that no guard vetoes -> supersede;
-    3. otherwise insert. When in doubt, keep both rows.
+    2. a correction naming a live candidate -> supersede it (reason `update` when the
+       candidate is in an open conflict, `in_conflict`: the correction settles it);
+    3. every other candidate under `threshold` is judged (`memsieve.gate.judge`; default:
+       the lexical `guards` as a judge): the closest judged the same fact is superseded
+       (reason: the distance); candidates judged an update are linked as conflicts;
+    4. no candidate judged the same fact, but updates: a correction judged an update of
+       exactly one candidate, or `on_conflict="newest"`, supersedes the closest of them with
+       reason `update`; otherwise insert, in conflict with each;
+    5. otherwise insert. When in doubt, keep both rows.
+
+    `judged` holds judgements made beforehand (the batch gate judges a whole batch in one
+    call), keyed by (incoming content hash, candidate content hash); pairs missing from it
+    are judged here, in one call.
     """
     for cand in candidates:
         if cand.content_hash == incoming.content_hash:
@@ -97,42 +140,158 @@ def decide(
                     cand.memory_id,
                     cand.distance,
                     threshold,
-                    "correction names this memory",
+                    "update" if cand.memory_id in in_conflict else "correction names this memory",
                     [Considered(cand.memory_id, cand.distance, cand.distance < threshold)],
                 )
 
+    close = [c for c in ordered if c.distance < threshold]
+    judgements = _judge(incoming, close, guards, judge, judged)
+    same: Candidate | None = None
+    updates: list[Candidate] = []
     for cand in ordered:
         within = cand.distance < threshold
         entry = Considered(cand.memory_id, cand.distance, within)
         considered.append(entry)
         if not within:
             continue
-        for guard in guards:
-            entry.vetoes.extend(guard(incoming, cand))
-        if not entry.vetoes:
-            return GateDecision(
-                "supersede",
-                cand.memory_id,
-                cand.distance,
-                threshold,
-                f"distance {cand.distance:.4f} < threshold {threshold:.4f}",
-                considered,
-            )
+        j = judgements[cand.memory_id]
+        entry.judgement = j
+        entry.vetoes.extend(j.vetoes)
+        if j.verdict == "same":
+            same = cand
+            break
+        if j.verdict == "update":
+            updates.append(cand)
+    if same is not None:
+        # The farther close candidates that the incoming memory updates stay in conflict
+        # with it (its supersede may close a conflict the hidden row was part of).
+        for cand in ordered[len(considered) :]:
+            if cand.distance >= threshold:
+                break
+            j = judgements[cand.memory_id]
+            if j.verdict == "update":
+                entry = Considered(cand.memory_id, cand.distance, True, list(j.vetoes), j)
+                considered.append(entry)
+                updates.append(cand)
 
-    if any(c.vetoes for c in considered):
+    conflicts = [c.memory_id for c in updates]
+    if same is not None:
+        return GateDecision(
+            "supersede",
+            same.memory_id,
+            same.distance,
+            threshold,
+            f"distance {same.distance:.4f} < threshold {threshold:.4f}",
+            considered,
+            conflicts=conflicts,
+        )
+    if updates and (
+        on_conflict == "newest" or (incoming.kind == "correction" and len(updates) == 1)
+    ):
+        won = updates[0]
+        return GateDecision(
+            "supersede",
+            won.memory_id,
+            won.distance,
+            threshold,
+            "update",
+            considered,
+            conflicts=conflicts[1:],
+        )
+
+    if updates:
+        reason = (
+            "update of a live memory kept as a conflict: " + judgements[updates[0].memory_id].detail
+        )
+    elif any(c.vetoes for c in considered):
         vetoed = next(c for c in considered if c.vetoes)
         reason = "close candidate kept: " + "; ".join(
             f"{v.guard}: {v.detail}" for v in vetoed.vetoes
         )
+    elif any(c.judgement is not None for c in considered):
+        first = next(c.judgement for c in considered if c.judgement is not None)
+        reason = f"close candidate kept: {first.judge}: {first.detail}"
     elif considered:
         reason = f"closest distance {considered[0].distance:.4f} >= threshold {threshold:.4f}"
     else:
         reason = "no live memory in namespace"
-    return GateDecision("insert", None, None, threshold, reason, considered)
+    return GateDecision("insert", None, None, threshold, reason, considered, conflicts=conflicts)
+
+
+def _judge(
+    incoming: Incoming,
+    close: list[Candidate],
+    guards: Sequence[Guard],
+    judge: Judge | None,
+    judged: Mapping[tuple[str, str], Judgement] | None,
+) -> dict[str, Judgement]:
+    """memory id -> judgement of each close candidate (missing ones judged in one call)."""
+    out: dict[str, Judgement] = {}
+    todo: list[Candidate] = []
+    for c in close:
+        j = judged.get((incoming.content_hash, c.content_hash)) if judged else None
+        if j is None:
+            todo.append(c)
+        else:
+            out[c.memory_id] = j
+    if todo:
+        if judge is None:
+            judge = _veto_judge(guards)
+        for c, j in zip(todo, ask_judge(judge, [(incoming, c) for c in todo]), strict=True):
+            out[c.memory_id] = j
+    return out
+
+
+def ask_judge(judge: Judge, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]:
+    """The judge's answers, or -- if it raises, or answers with the wrong count or with
+    something that is not a Judgement -- "different" for every pair: when the judge fails,
+    both rows stay (never a supersede), and the batch is still written."""
+    if not pairs:
+        return []
+    name = str(getattr(judge, "name", getattr(judge, "__name__", type(judge).__name__)))
+    try:
+        got = list(judge(pairs))
+        problem = None
+        if len(got) != len(pairs):
+            problem = f"{len(got)} answers for {len(pairs)} pairs"
+        elif not all(isinstance(j, Judgement) and isinstance(j.verdict, Verdict) for j in got):
+            problem = "an answer that is not a verdict"
+    except Exception as exc:  # noqa: BLE001 - any judge failure keeps both rows
+        log.warning("judge %s failed on %d pairs: %s", name, len(pairs), type(exc).__name__)
+        problem = f"it raised {type(exc).__name__}"
+    if problem is None:
+        return got
+    if "raised" not in problem:
+        log.warning("judge %s gave %s", name, problem)
+    detail = f"judge failed ({problem}): both rows kept"
+    return [Judgement(Verdict.DIFFERENT, 0.0, name, detail) for _ in pairs]
+
+
+def _veto_judge(guards: Sequence[Guard]) -> Judge:
+    """Without a judge, the guards decide alone: no veto is the same fact, a veto keeps
+    both rows. (`memsieve.gate.judge` has the judges that also tell an update.)"""
+
+    def judge(pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]:
+        out = []
+        for inc, cand in pairs:
+            vetoes = tuple(v for g in guards for v in g(inc, cand))
+            verdict = Verdict.DIFFERENT if vetoes else Verdict.SAME
+            detail = "; ".join(f"{v.guard}: {v.detail}" for v in vetoes) or "no guard vetoed"
+            out.append(Judgement(verdict, 1.0, "guards", detail, vetoes))
+        return out
+
+    return judge
 
 
 def decision_record(
-    d: GateDecision, ev: Any, model: str, dims: int, k: int, guards: Sequence[Guard]
+    d: GateDecision,
+    ev: Any,
+    model: str,
+    dims: int,
+    k: int,
+    guards: Sequence[Guard],
+    judge: str = "guards",
+    on_conflict: str = "keep",
 ) -> dict[str, Any]:
     """What the gate saw and decided, stored with the row and the event (invariant 6).
 
@@ -149,16 +308,22 @@ def decision_record(
         "neighbours_searched": k,
         "explicit_target": ev.target_memory,
         "guards": [getattr(g, "__name__", type(g).__name__) for g in guards],
-        "candidates": [
-            {
-                "memory_id": c.memory_id,
-                "distance": round(c.distance, 6),
-                "within_threshold": c.within_threshold,
-                "vetoes": [{"guard": v.guard, "detail": v.detail} for v in c.vetoes],
-            }
-            for c in d.considered
-        ],
+        "judge": judge,
+        "on_conflict": on_conflict,
+        "conflicts": list(d.conflicts),
+        "candidates": [_candidate_record(c) for c in d.considered],
     }
+    # The verdict behind the action: the superseded candidate's, else (an insert) the
+    # closest judged candidate's -- an update kept as a conflict, or a different fact.
+    chosen = next((c for c in d.considered if c.memory_id == d.target), None)
+    if chosen is None and d.action == "insert":
+        judged = [c for c in d.considered if c.judgement is not None]
+        updates = [c for c in judged if c.memory_id in d.conflicts]
+        chosen = next(iter(updates or judged), None)
+    if chosen is not None and chosen.judgement is not None:
+        record["verdict"] = chosen.judgement.verdict.value
+        record["score"] = chosen.judgement.score
+        record["verdict_judge"] = chosen.judgement.judge
     if d.action == "merge":
         # Found by content hash before any vector search: the identical row is the
         # only candidate; record it so the merge can be explained.
@@ -172,3 +337,18 @@ def decision_record(
             }
         ]
     return record
+
+
+def _candidate_record(c: Considered) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "memory_id": c.memory_id,
+        "distance": round(c.distance, 6),
+        "within_threshold": c.within_threshold,
+        "vetoes": [{"guard": v.guard, "detail": v.detail} for v in c.vetoes],
+    }
+    if c.judgement is not None:
+        out["verdict"] = c.judgement.verdict.value
+        out["score"] = round(c.judgement.score, 6)
+        out["judge"] = c.judgement.judge
+        out["judge_detail"] = c.judgement.detail
+    return out

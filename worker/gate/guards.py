@@ -20,6 +20,7 @@ from functools import lru_cache
 from memsieve.gate import text
 from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
 from memsieve.gate.text import Analysis
+from memsieve.schemas.events import memory_text  # the one join: embedded, hashed, compared
 
 # The swapped-roles and negation checks apply only when the two texts share at least this
 # fraction of their content words: the same sentence with its parts exchanged or a "not"
@@ -28,13 +29,6 @@ SWAP_MIN_OVERLAP = 0.7
 NEGATION_MIN_OVERLAP = 0.6
 ANCHOR_MAX_DESCENTS = 0
 WORD_MAX_DESCENTS = 0
-
-
-def memory_text(heading: str, content: str) -> str:
-    """The text the guards compare: heading and content, as they are embedded."""
-    if heading and content:
-        return f"{heading}. {content}"
-    return heading or content
 
 
 def _pair(incoming: Incoming, candidate: Candidate) -> tuple[Analysis, Analysis] | None:
@@ -164,14 +158,10 @@ def contrast_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
 _NEGATING_PREFIXES = ("a", "un", "in", "im", "il", "ir", "non", "dis", "de")
 
 
-def _prefix_antonyms(x: str, y: str) -> bool:
-    short, long = (x, y) if len(x) < len(y) else (y, x)
-    return len(short) >= 4 and any(long == p + short for p in _NEGATING_PREFIXES)
-
-
 @lru_cache(maxsize=65536)
 def _prefix_antonym_forms(x: str) -> frozenset[str]:
-    """Every y with `_prefix_antonyms(x, y)`: x with a negating prefix added or removed."""
+    """Every antonym of x by prefix: x with a negating prefix added or removed (each side
+    at least 4 letters)."""
     out = {p + x for p in _NEGATING_PREFIXES} if len(x) >= 4 else set()
     out |= {x[len(p) :] for p in _NEGATING_PREFIXES if x.startswith(p) and len(x) - len(p) >= 4}
     return frozenset(out)
@@ -215,17 +205,6 @@ def overlap(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     if not set_a or not set_b:
         return 0.0
     return len(set_a & set_b) / len(set_a | set_b)
-
-
-def swapped_pair(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, str] | None:
-    """Two shared words in exchanged roles, if the word sets mostly overlap.
-
-    One moved block ("To make tests deterministic, mock the clock") is a rewording; two
-    or more breaks in the order ("A depends on B" -> "B depends on A") are a swap.
-    """
-    if overlap(a, b) < SWAP_MIN_OVERLAP:
-        return None
-    return first_inversion(a, b, max_descents=1)
 
 
 def first_inversion(

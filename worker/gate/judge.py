@@ -11,7 +11,9 @@ byte-identical). What it does with each verdict:
   it with reason `update`;
 - `DIFFERENT`: the incoming memory is inserted beside the candidate.
 
-When in doubt a judge answers `DIFFERENT` (keep both rows), never `SAME`.
+When in doubt a judge answers `DIFFERENT` (keep both rows), never `SAME`. A judge sees texts,
+kinds and distances; a candidate from the same batch, not written yet, has a placeholder
+memory id (`batch:<event id>`), and the gate matches judgements to pairs by content hashes.
 
 The default judge here is built from the lexical guards (`memsieve.gate.guards`): no veto
 means `SAME`; a veto means `DIFFERENT`, or `UPDATE` when the two texts share their subject
@@ -22,35 +24,13 @@ issue 15 replaces its internals behind these names.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
+# The verdict types live with the gate that reads them (no import circle); named here too.
+from memsieve.gate.decide import Candidate, Guard, Incoming, Judge, Judgement, Verdict, Veto
 
 if TYPE_CHECKING:
     from memsieve.settings import Settings
-
-
-class Verdict(StrEnum):
-    SAME = "same"
-    UPDATE = "update"
-    DIFFERENT = "different"
-
-
-@dataclass(frozen=True)
-class Judgement:
-    verdict: Verdict
-    score: float  # confidence in `verdict`, 0..1
-    judge: str  # e.g. "guards", "classifier", "llm:gpt-4o-mini"
-    detail: str  # short, human-readable, no secret
-    # The guards' vetoes behind the verdict, when the judge ran guards (recorded with the
-    # decision, per candidate). Optional: a judge that reads meaning may have none.
-    vetoes: tuple[Veto, ...] = field(default=())
-
-
-class Judge(Protocol):
-    def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]: ...
 
 
 # Guards whose veto names a value that changed (a number, an identifier, a date, a name, one

@@ -13,6 +13,9 @@ from functools import lru_cache
 
 # A token: a URL, or a run of non-space characters (trimmed of surrounding punctuation later).
 _TOKEN = re.compile(r"https?://\S+|\S+")
+# A blank line ends a sentence, as a full stop does: memory_text() puts one between a
+# memory's heading and its content.
+_PARAGRAPH = re.compile(r"\n\s*\n")
 _TRIM = "()[]{}<>,;:!?\"'`*“”‘’«»"
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
@@ -178,9 +181,6 @@ _CONTRAST_INDEX: dict[str, int] = {}
 for _i, _group in enumerate(CONTRAST_GROUPS):
     for _term in _group:
         _CONTRAST_INDEX.setdefault(_term, _i)
-
-# Function words that carry roles ("from X to Y", "X before Y"): kept for the order check.
-ROLE_WORDS = frozenset("from to into onto by before after than over under".split())
 
 # Function words: ignored by the order check and never taken for named entities.
 STOPWORDS = frozenset(
@@ -378,7 +378,7 @@ def analyse(text: str) -> Analysis:
     negated = False
     sentence_start = True
 
-    for raw in _TOKEN.findall(text):
+    for raw in _TOKEN.findall(_PARAGRAPH.sub(" . ", text)):
         t, ends_sentence = _token(raw)
         if t is None:
             sentence_start = sentence_start or ends_sentence

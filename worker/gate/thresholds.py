@@ -1,18 +1,17 @@
 """Per-embedder, per-kind supersede thresholds (cosine distance), measured not guessed.
 
 How each default was measured is in docs/dedupe-quality.md; re-measure with
-`memsieve calibrate PAIRS_FILE` before changing one. Environment overrides, for operators:
-`MEMSIEVE_THRESHOLD_<KIND>` (e.g. MEMSIEVE_THRESHOLD_FAILURE=0.3) beats `MEMSIEVE_THRESHOLD`,
-which beats the table.
+`memsieve calibrate PAIRS_FILE` before changing one. Overrides, for operators, parsed and
+validated once by memsieve.settings: `MEMSIEVE_THRESHOLD_<KIND>` (e.g.
+MEMSIEVE_THRESHOLD_FAILURE=0.3) beats `MEMSIEVE_THRESHOLD`, which beats the table.
 """
 
 from __future__ import annotations
 
-import math
-import os
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from memsieve import errors
+if TYPE_CHECKING:
+    from memsieve.settings import Settings
 
 KINDS = ("retro", "correction", "failure", "pattern")
 
@@ -38,24 +37,16 @@ _TABLE: dict[str, dict[str, float]] = {
 FALLBACK = 0.05
 
 
-def _parse(name: str, raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise errors.ConfigError(f"{name} must be a number, got {raw!r}") from None
-    if not math.isfinite(value) or not 0.0 <= value <= 2.0:
-        raise errors.ConfigError(f"{name} must be between 0 and 2, got {raw!r}")
-    return value
+def threshold_for(model: str, kind: str, settings: Settings | None = None) -> float:
+    """The supersede threshold for memories of `kind` embedded by `model`.
 
-
-def threshold_for(model: str, kind: str, environ: Mapping[str, str] | None = None) -> float:
-    """The supersede threshold for memories of `kind` embedded by `model`."""
-    env = os.environ if environ is None else environ
-    per_kind = f"MEMSIEVE_THRESHOLD_{kind.upper()}"
-    if env.get(per_kind):
-        return _parse(per_kind, env[per_kind])
-    if env.get("MEMSIEVE_THRESHOLD"):
-        return _parse("MEMSIEVE_THRESHOLD", env["MEMSIEVE_THRESHOLD"])
+    `settings` carries the operator's overrides (None: the measured table alone).
+    """
+    if settings is not None:
+        if kind in settings.kind_thresholds:
+            return settings.kind_thresholds[kind]
+        if settings.threshold is not None:
+            return settings.threshold
     # hashing-v1-384 and hashing-v1-64 share one entry.
     family = "hashing-v1" if model.startswith("hashing-v1") else model
     table = _TABLE.get(family)

@@ -21,15 +21,15 @@ exact (recall 1.0).
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
-# Process-wide budget for cached namespaces (MiB); the least recently used go first.
-CACHE_MB = float(os.environ.get("MEMSIEVE_GATE_CACHE_MB", "512"))
+# Default process-wide budget for cached namespaces (MiB, MEMSIEVE_GATE_CACHE_MB); the
+# least recently used go first.
+CACHE_MB = 512.0
 
 
 @dataclass(frozen=True)

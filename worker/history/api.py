@@ -5,6 +5,8 @@ h = History.from_settings(Settings.from_env().resolved())
 h.history(memory_id)                         # Lineage: every version, both directions
 h.recall_as_of("deploys", "deploy day", as_of=datetime(2026, 1, 15, tzinfo=UTC))
 h.explain(memory_or_event_id).text            # plain English; the object holds the facts
+h.conflicts("infra")                          # open conflicts: updates kept beside the old value
+h.resolve(conflict_id, "newer", actor="me")   # the winner supersedes the other (reason update)
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from memsieve import errors
+from memsieve.history import conflicts as conflicts_mod
 from memsieve.history import explain
 from memsieve.history.lineage import Lineage, Recalled, lineage, live_as_of, recall_as_of
 from memsieve.store.postgres import Store
@@ -65,3 +68,14 @@ class History:
     def explain(self, id_: str) -> Any:
         """Why a memory exists, or what became of an event: `.text` and structured fields."""
         return explain.explain(self.store, id_)
+
+    def conflicts(self, namespace: str | None = None) -> list[conflicts_mod.Conflict]:
+        """Open conflicts (of one namespace, or all), oldest first."""
+        return conflicts_mod.open_conflicts(self.store, namespace)
+
+    def resolve(
+        self, conflict_id: int, winner: str, actor: str | None = None
+    ) -> conflicts_mod.Resolution:
+        """Settle a conflict: `winner` ("newer", "older" or a member's id) supersedes the
+        other with reason `update`; `memsieve revert <winner>` undoes it."""
+        return conflicts_mod.resolve(self.store, conflict_id, winner, actor)

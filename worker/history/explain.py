@@ -97,6 +97,21 @@ def _decision_sentence(cur: Any, record: dict[str, Any], subject: str) -> str:
             f"threshold {threshold:.3f}) but {objections}, so it was kept as a separate memory"
         )
 
+    judged: dict[str, Any] = next(
+        (c for c in cands if c.get("memory_id") == record.get("target")), {}
+    )
+    if action == "supersede" and record.get("reason") == "update":
+        target = _label(cur, record.get("target"))
+        if record.get("explicit_target") and record.get("explicit_target") == record.get("target"):
+            why = "the correction named it, and it was in an open conflict, which this settles"
+        elif record.get("on_conflict") == "newest":
+            why = "its namespace lets the newest update win (MEMSIEVE_ON_CONFLICT=newest)"
+        else:
+            why = "a correction judged an update of exactly this one live memory replaces it"
+        s = f"{subject} replaced {target} as an update ({why})"
+        if judged.get("judge"):
+            s += f"; judge {judged['judge']}: {judged.get('judge_detail')}"
+        return s + "."
     if action == "supersede":
         target = _label(cur, record.get("target"))
         if record.get("explicit_target") and record.get("explicit_target") == record.get("target"):
@@ -113,6 +128,18 @@ def _decision_sentence(cur: Any, record: dict[str, Any], subject: str) -> str:
         if vetoed:
             s += ". Before that, " + "; ".join(veto_text(c) for c in vetoed)
         return s + "."
+    if action == "insert" and record.get("conflicts"):
+        updated = [c for c in cands if c.get("memory_id") in record["conflicts"]]
+        return (
+            f"{subject} was stored as a new memory beside "
+            + "; ".join(
+                f"{_label(cur, c['memory_id'])}, which it updates (judge {c.get('judge')}: "
+                f"{c.get('judge_detail')})"
+                for c in updated
+            )
+            + ": both stay live, linked as a conflict, until one is chosen "
+            "(`memsieve conflicts`, `memsieve resolve`)."
+        )
     if action == "insert":
         s = f"{subject} was stored as a new memory"
         if not cands:
@@ -164,13 +191,28 @@ def _revision_sentences(cur: Any, memory_id: str, lin: hist.Lineage) -> list[str
     return out
 
 
+def _conflict_sentence(cur: Any, memory_id: str, c: dict[str, Any]) -> str:
+    mine_is_newer = c["newer_id"] == memory_id
+    other = _label(cur, c["older_id"] if mine_is_newer else c["newer_id"])
+    rel = f"it updates {other}" if mine_is_newer else f"{other} updates it"
+    s = f"Conflict {c['id']} (opened {fmt_ts(c['opened_at'])}): {rel} ({c['judge']}: {c['detail']})"
+    if c["closed_at"] is None:
+        return s + f"; open: `memsieve resolve {c['id']} --winner newer|older` settles it."
+    lost = "this memory" if c["loser_id"] == memory_id else f"memory {short(c['loser_id'])}"
+    return s + f"; closed {fmt_ts(c['closed_at'])} ({c['closed_how']}): {lost} was hidden."
+
+
 def explain_memory(store: Store, memory_id: str) -> Explanation | None:
     lin = hist.lineage(store, memory_id)
     if lin is None:
         return None
     v = lin.version(memory_id)
     with store.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        cur.execute("SELECT * FROM events WHERE event_id = %s", (v.event_id,))
+        # Event ids are per namespace: the event that wrote this memory.
+        cur.execute(
+            "SELECT * FROM events WHERE event_id = %s ORDER BY (memory_id = %s) DESC LIMIT 1",
+            (v.event_id, memory_id),
+        )
         ev = cur.fetchone()
         cur.execute(
             "SELECT event_id, kind, agent, finished_at FROM events WHERE memory_id = %s"
@@ -193,6 +235,8 @@ def explain_memory(store: Store, memory_id: str) -> Explanation | None:
                 f"merged into it without a new row: {shown}{more}."
             )
         parts.extend(_revision_sentences(cur, memory_id, lin))
+        mine = [c for c in lin.conflicts if memory_id in (c["older_id"], c["newer_id"])]
+        parts.extend(_conflict_sentence(cur, memory_id, c) for c in mine)
     if v.live:
         others = [o for o in lin.live if o.memory_id != memory_id]
         state = "It is live"
@@ -233,13 +277,16 @@ def explain_memory(store: Store, memory_id: str) -> Explanation | None:
         "merged_events": merged,
         "revisions": [asdict(s) for s in lin.steps],
         "live_versions": [o.memory_id for o in lin.live],
+        "conflicts": mine,
     }
     return Explanation(memory_id, "memory", outcome, v.live, " ".join(parts), facts)
 
 
 def explain_event(store: Store, event_id: str) -> Explanation | None:
     with store.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        cur.execute("SELECT * FROM events WHERE event_id = %s", (event_id,))
+        cur.execute(
+            "SELECT * FROM events WHERE event_id = %s ORDER BY received_at LIMIT 1", (event_id,)
+        )
         ev = cur.fetchone()
         if ev is None:
             return None

@@ -19,7 +19,7 @@ How the past is modelled (migration 040_history.sql), and why:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -83,6 +83,9 @@ class Lineage:
     versions: list[Version]
     steps: list[Step]
     links: list[Link]
+    # Conflicts (migration 100) any version is part of: the gate judged one an update of
+    # the other and kept both; open until one of them is hidden.
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def live(self) -> list[Version]:
@@ -188,7 +191,16 @@ def lineage_in(cur: Any, memory_id: str) -> Lineage | None:
                 number=n,
             )
         )
-    return Lineage(memory_id, rows[0]["namespace"], versions, steps, list(links.values()))
+    cur.execute(
+        "SELECT id, older_id::text, newer_id::text, judge, detail, opened_at, closed_at,"
+        " closed_how, loser_id::text FROM memory_conflicts"
+        " WHERE older_id = ANY(%s::uuid[]) OR newer_id = ANY(%s::uuid[]) ORDER BY opened_at, id",
+        (ids, ids),
+    )
+    conflicts = cur.fetchall()
+    return Lineage(
+        memory_id, rows[0]["namespace"], versions, steps, list(links.values()), conflicts
+    )
 
 
 def recall_as_of(
@@ -274,5 +286,22 @@ def render_lineage(lin: Lineage) -> str:
         else:
             what = f"{s.actor or 'someone'} undid revert rev-{s.undoes}: {older} hidden again behind {newer}"
         why = f" (reason: {s.reason!r})" if s.reason and s.kind != "supersede" else ""
+        if s.kind == "supersede" and s.reason == "update":
+            why = " as an update" + ("" if s.event_id else f" (resolved by {s.actor or 'someone'})")
         out.append(f"  {fmt_ts(s.at)}  rev-{s.revision}  {what}{why}")
+    if lin.conflicts:
+        out.append("Conflicts (updates kept beside the memory they update):")
+    for c in lin.conflicts:
+        newer = num.get(c["newer_id"], short(c["newer_id"]))
+        older = num.get(c["older_id"], short(c["older_id"]))
+        state = (
+            "OPEN: `memsieve resolve " + str(c["id"]) + " --winner newer|older`"
+            if c["closed_at"] is None
+            else f"closed {fmt_ts(c['closed_at'])} ({c['closed_how']}; "
+            f"{num.get(c['loser_id'], short(c['loser_id']))} hidden)"
+        )
+        out.append(
+            f"  conflict {c['id']}: {newer} updates {older} ({c['judge']}: {c['detail']}), "
+            f"opened {fmt_ts(c['opened_at'])}; {state}"
+        )
     return "\n".join(out)

@@ -107,5 +107,7 @@ def _decide(pipe: Any, store: Store, namespace: str, ours: set[str], would: Summ
             emb.dims,
             pipe.threshold_for,
             pipe.guards,
+            judge=pipe.judge,
+            on_conflict=pipe.settings.on_conflict_for(namespace),
         ):
             would.add("written", o.decision, None)

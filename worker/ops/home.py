@@ -12,11 +12,9 @@ only; nothing in the home is readable by it except its own data directory.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import stat
-from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -61,16 +59,6 @@ def tighten(root: Path) -> list[Path]:
                 os.chmod(p, stat.S_IMODE(st.st_mode) & 0o700)
                 changed.append(p)
     return changed
-
-
-@contextlib.contextmanager
-def private_umask() -> Iterator[None]:
-    """Files created inside the block (and by children started in it) are 0600/0700."""
-    old = os.umask(PRIVATE_UMASK)
-    try:
-        yield
-    finally:
-        os.umask(old)
 
 
 def write_private(path: Path, data: bytes) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 from pathlib import Path
 
 from memsieve.ops import home as private
@@ -81,7 +80,3 @@ class EmbeddedServices:
         self.redis.stop()
         self.pg.stop()
         (self.home / "services.json").unlink(missing_ok=True)
-
-    def wipe(self) -> None:
-        self.stop()
-        shutil.rmtree(self.home, ignore_errors=True)

@@ -19,11 +19,11 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 from memsieve import errors
-from memsieve.flow import faults
-from memsieve.gate import vectors
-from memsieve.gate.decide import Guard, decision_record
+from memsieve.gate import batch, vectors
+from memsieve.gate.decide import Guard
+from memsieve.gate.judge import Judge
 from memsieve.schemas.events import OCCURRED_MAX, OCCURRED_MIN
-from memsieve.store import gate_sql, gate_write, migrations
+from memsieve.store import gate_write, migrations, recall
 from memsieve.store.rows import InboxEvent, Outcome, Pending, to_db_text
 from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
@@ -31,9 +31,10 @@ from psycopg_pool import ConnectionPool
 
 log = logging.getLogger("memsieve.store")
 
-# "memory" (default): the gate searches the namespace's live vectors in process memory,
-# one matrix product per batch (worker/store/gate_write.py). "sql": one exact query per event,
-# the original path, kept as the benchmark's baseline and an escape hatch.
+# MEMSIEVE_GATE_SEARCH: "memory" (default): the gate searches the namespace's live vectors in
+# process memory, one matrix product per batch (worker/store/gate_write.py). "sql": the
+# candidates come from one exact query per event (worker/store/gate_sql.py), the benchmarks'
+# baseline and an escape hatch; both feed the one batch gate (worker/gate/batch.py).
 
 
 def _as_list(v: Any) -> list[float]:
@@ -46,14 +47,24 @@ def _configure(conn: psycopg.Connection) -> None:
 
 
 class Store:
-    def __init__(self, url: str, max_size: int = 4, min_size: int = 1) -> None:
+    def __init__(
+        self,
+        url: str,
+        max_size: int = 4,
+        min_size: int = 1,
+        *,
+        gate_search: str = "memory",
+        cache_mb: float = vectors.CACHE_MB,
+    ) -> None:
         self.url = url
         self._pool: ConnectionPool | None = None
         self._pool_pid: int | None = None
         self._pool_lock = threading.Lock()
         self.max_size = max_size
         self.min_size = min_size
-        self.gate_cache = vectors.NamespaceCache()
+        # MEMSIEVE_GATE_SEARCH: memory (the cached live set) or sql (one query per event).
+        self.gate_search = gate_search
+        self.gate_cache = vectors.NamespaceCache(cache_mb)
 
     # -- connections -------------------------------------------------------------
     @property
@@ -121,8 +132,9 @@ class Store:
         return row[0] if row else None
 
     # -- inbox -----------------------------------------------------------------------
-    def insert_events(self, rows: Sequence[InboxEvent]) -> list[str]:
-        """Insert into the ledger; an event id seen before is left alone. Returns new ids."""
+    def insert_events(self, rows: Sequence[InboxEvent]) -> list[tuple[str, str]]:
+        """Insert into the ledger; a (namespace, event id) seen before is left alone.
+        Returns the keys inserted: (namespace or "", event id)."""
         if not rows:
             return []
         params = [
@@ -146,7 +158,7 @@ class Store:
             )
             for r in rows
         ]
-        new: list[str] = []
+        new: list[tuple[str, str]] = []
         # One pipelined, prepared statement for the whole message (a backfill sends hundreds
         # of events per message): one round trip instead of one per row.
         with self.pool.connection() as conn, conn.cursor() as cur:
@@ -156,32 +168,46 @@ class Store:
                 " detail, reused_id, finished_at)"
                 " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
                 " CASE WHEN %s THEN clock_timestamp() END)"
-                " ON CONFLICT (event_id) DO NOTHING RETURNING event_id",
+                " ON CONFLICT (ns_key, event_id) DO NOTHING RETURNING ns_key, event_id",
                 params,
                 returning=True,
             )
             while True:
                 row = cur.fetchone()
                 if row is not None:
-                    new.append(row[0])
+                    new.append((row[0], row[1]))
                 if not cur.nextset():
                     break
         return new
 
-    def payload_hashes(self, event_ids: Sequence[str]) -> dict[str, str]:
-        """The recorded payload hash of each of these ledger ids that exists."""
-        if not event_ids:
+    def payload_hashes(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        """The recorded payload hash of each (namespace or "", event id) that exists."""
+        if not keys:
             return {}
         with self.pool.connection() as conn:
             rows = conn.execute(
-                "SELECT event_id, payload_hash FROM events WHERE event_id = ANY(%s)",
-                (list(event_ids),),
+                "SELECT ns_key, event_id, payload_hash FROM events"
+                " WHERE (ns_key, event_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+                ([ns for ns, _ in keys], [eid for _, eid in keys]),
             ).fetchall()
-        return {r[0]: r[1] for r in rows}
+        return {(r[0], r[1]): r[2] for r in rows}
 
-    def get_event(self, event_id: str) -> dict[str, Any] | None:
+    def get_event(
+        self, event_id: str, namespace: str | None | object = ...
+    ) -> dict[str, Any] | None:
+        """The ledger row of `event_id` in `namespace` (None: the rows of no namespace);
+        without `namespace`, the first row of that id (ids are per namespace)."""
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-            cur.execute("SELECT * FROM events WHERE event_id = %s", (event_id,))
+            if namespace is ...:
+                cur.execute(
+                    "SELECT * FROM events WHERE event_id = %s ORDER BY received_at LIMIT 1",
+                    (event_id,),
+                )
+            else:
+                cur.execute(
+                    "SELECT * FROM events WHERE ns_key = coalesce(%s, '') AND event_id = %s",
+                    (namespace, event_id),
+                )
             return cur.fetchone()
 
     def claim_pending(
@@ -222,8 +248,9 @@ class Store:
                 with self.pool.connection() as conn:
                     conn.execute(
                         "SELECT event_id, namespace, kind, heading, content, tags, occurred_at,"
-                        " agent, session, target_memory::text FROM events WHERE event_id = %s",
-                        (eid,),
+                        " agent, session, target_memory::text FROM events"
+                        " WHERE ns_key = %s AND event_id = %s",
+                        (namespace, eid),
                     ).fetchall()
             except psycopg.DataError as exc:
                 with self.pool.connection() as conn:
@@ -236,11 +263,12 @@ class Store:
                         " occurred_at = CASE WHEN occurred_at BETWEEN %s AND %s"
                         "   THEN occurred_at END,"
                         " updated_at = clock_timestamp(), finished_at = clock_timestamp()"
-                        " WHERE event_id = %s AND status = 'pending'",
+                        " WHERE ns_key = %s AND event_id = %s AND status = 'pending'",
                         (
                             f"its stored row cannot be loaded: {type(exc).__name__}",
                             OCCURRED_MIN,
                             OCCURRED_MAX,
+                            namespace,
                             eid,
                         ),
                     )
@@ -248,7 +276,7 @@ class Store:
                     dead.append(eid)
         return dead
 
-    def set_claimed(self, event_ids: Sequence[str], claimed: bool) -> None:
+    def set_claimed(self, namespace: str, event_ids: Sequence[str], claimed: bool) -> None:
         """Count a flush's claim on these events (claimed=True), or clear it when the flush
         is done with them, whatever the outcome (claimed=False)."""
         if not event_ids:
@@ -256,8 +284,8 @@ class Store:
         with self.pool.connection() as conn:
             conn.execute(
                 "UPDATE events SET claims = CASE WHEN %s THEN claims + 1 ELSE 0 END"
-                " WHERE event_id = ANY(%s) AND status = 'pending'",
-                (claimed, list(event_ids)),
+                " WHERE ns_key = %s AND event_id = ANY(%s) AND status = 'pending'",
+                (claimed, namespace, list(event_ids)),
             )
 
     def pending_namespaces(self, older_than_s: float = 0.0) -> list[str]:
@@ -277,7 +305,9 @@ class Store:
             ).fetchone()
         return row is not None
 
-    def fail_attempt(self, event_ids: Sequence[str], reason: str, max_attempts: int) -> list[str]:
+    def fail_attempt(
+        self, namespace: str, event_ids: Sequence[str], reason: str, max_attempts: int
+    ) -> list[str]:
         """Count a failed attempt; events that used up their attempts go dead. Returns those."""
         if not event_ids:
             return []
@@ -288,39 +318,40 @@ class Store:
                 " status = CASE WHEN attempts + 1 >= %s THEN 'dead' ELSE status END,"
                 " reason = CASE WHEN attempts + 1 >= %s THEN 'retries_exhausted' ELSE reason END,"
                 " finished_at = CASE WHEN attempts + 1 >= %s THEN clock_timestamp() END"
-                " WHERE event_id = ANY(%s) AND status = 'pending' RETURNING event_id, status",
-                (reason, max_attempts, max_attempts, max_attempts, list(event_ids)),
+                " WHERE ns_key = %s AND event_id = ANY(%s) AND status = 'pending'"
+                " RETURNING event_id, status",
+                (reason, max_attempts, max_attempts, max_attempts, namespace, list(event_ids)),
             ).fetchall()
         return [r[0] for r in rows if r[1] == "dead"]
 
-    def mark_dead(self, event_id: str, reason: str, detail: str) -> bool:
+    def mark_dead(self, namespace: str, event_id: str, reason: str, detail: str) -> bool:
         with self.pool.connection() as conn:
             cur = conn.execute(
                 "UPDATE events SET status = 'dead', reason = %s, detail = %s,"
                 " updated_at = clock_timestamp(), finished_at = clock_timestamp()"
-                " WHERE event_id = %s AND status = 'pending'",
-                (reason, detail, event_id),
+                " WHERE ns_key = %s AND event_id = %s AND status = 'pending'",
+                (reason, detail, namespace, event_id),
             )
             return cur.rowcount == 1
 
-    def refuse_pending(self, event_id: str, reason: str, detail: str) -> bool:
+    def refuse_pending(self, namespace: str, event_id: str, reason: str, detail: str) -> bool:
         """A pending event refused at flush time (e.g. its `supersedes` names no memory)."""
         with self.pool.connection() as conn:
             cur = conn.execute(
                 "UPDATE events SET status = 'rejected', reason = %s, detail = %s,"
                 " updated_at = clock_timestamp(), finished_at = clock_timestamp()"
-                " WHERE event_id = %s AND status = 'pending'",
-                (reason, detail, event_id),
+                " WHERE ns_key = %s AND event_id = %s AND status = 'pending'",
+                (reason, detail, namespace, event_id),
             )
             return cur.rowcount == 1
 
-    def retarget(self, event_id: str, memory_id: str) -> None:
+    def retarget(self, namespace: str, event_id: str, memory_id: str) -> None:
         """Record the live memory a pending event's `supersedes` was resolved to."""
         with self.pool.connection() as conn:
             conn.execute(
                 "UPDATE events SET target_memory = %s, updated_at = clock_timestamp()"
-                " WHERE event_id = %s AND status = 'pending'",
-                (memory_id, event_id),
+                " WHERE ns_key = %s AND event_id = %s AND status = 'pending'",
+                (memory_id, namespace, event_id),
             )
 
     def live_successors(self, namespace: str, memory_ids: Sequence[str]) -> dict[str, str]:
@@ -381,49 +412,35 @@ class Store:
         guards: Sequence[Guard],
         k: int = 3,
         now: datetime | None = None,
+        judge: Judge | None = None,
+        on_conflict: str = "keep",
     ) -> list[Outcome]:
         """Run the gate for each event in order, in one transaction for the namespace.
 
         `now` (replays and tests only) is the time the batch is written at: new rows get it
         as created_at, superseded rows as deleted_at. Without it, the database clock.
+        `judge` (default: the guards as a judge) and `on_conflict` (keep | newest): see
+        `memsieve.gate.batch.GateConfig`.
         """
-        outcomes: list[Outcome] = []
+        config = batch.GateConfig(
+            threshold_for, k, tuple(guards), judge, on_conflict, model=model, dims=dims
+        )
         with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
             cur.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended('memsieve:ns:' || %s, 0))",
                 (namespace,),
             )
             self.check_embedder_in_tx(cur, model, dims)
-            faults.pause("write", namespace, len(items))
             if now is not None:
                 # Read by memsieve_now(), the created_at default (migration 040).
                 cur.execute("SELECT set_config('memsieve.now', %s, true)", (now.isoformat(),))
-            if os.environ.get("MEMSIEVE_GATE_SEARCH", "memory") == "sql":
-                for ev, vector in items:
-                    outcomes.append(
-                        gate_sql.write_one(
-                            cur,
-                            ev,
-                            np.asarray(vector, dtype=np.float32),
-                            model,
-                            dims,
-                            threshold_for(ev.kind),
-                            guards,
-                            k,
-                        )
-                    )
-                return outcomes
             outcomes, install = gate_write.write_batch(
                 cur,
                 self.gate_cache,
                 namespace,
                 items,
-                model,
-                dims,
-                threshold_for,
-                guards,
-                k,
-                decision_record,
+                config,
+                search=self.gate_search,
             )
         install()  # committed: the process's copy of the namespace may move forward
         return outcomes
@@ -432,16 +449,17 @@ class Store:
     def recall(
         self, namespace: str, vector: npt.ArrayLike, model: str, k: int = 5
     ) -> list[dict[str, Any]]:
+        """The k nearest live memories, each with its open conflicts marked (the newer
+        member of a conflict first, brought in if it was not among them: store/recall.py)."""
         vec = np.asarray(vector, dtype=np.float32)
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             cur.execute(
-                "SELECT id::text AS memory_id, kind, heading, content, tags, created_at,"
-                " (embedding <=> %s)::float8 AS distance FROM memories"
+                f"SELECT {recall.RECALL_COLUMNS} FROM memories"  # noqa: S608 - a constant
                 " WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s"
                 " ORDER BY embedding <=> %s LIMIT %s",
                 (vec, namespace, model, vec, k),
             )
-            return cur.fetchall()
+            return recall.mark_conflicts(cur, cur.fetchall(), vec, model)
 
     def get_memory(self, memory_id: str) -> dict[str, Any] | None:
         with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:

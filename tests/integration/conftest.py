@@ -1,7 +1,5 @@
-"""The `fake_openai` fixture: import it into a conftest.py (or a test module) to use it.
-
-from tests.fakes.conftest_openai import fake_openai  # noqa: F401
-"""
+"""Integration tier: in-process fakes of outside services (the OpenAI API) on top of the
+shared PostgreSQL and Redis of tests/conftest.py."""
 
 from __future__ import annotations
 
@@ -9,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.fakes.openai_server import FakeOpenAI
+from tests.support.openai_server import FakeOpenAI
 
 
 @pytest.fixture

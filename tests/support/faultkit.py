@@ -108,7 +108,7 @@ def make_events(
 def check_facts(n: int) -> None:
     """Every pair of variants of a fact would be superseded/merged; distinct facts never."""
     emb = HashingEmbedder()
-    threshold = thresholds.threshold_for(emb.model, "pattern", {})
+    threshold = thresholds.threshold_for(emb.model, "pattern")
     rules = tuple(guards.default_guards())
     facts = fact_pool(n)
 

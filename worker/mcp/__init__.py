@@ -1,0 +1,1 @@
+"""The MCP server: agents capture and recall memories over the Model Context Protocol."""
