@@ -1,6 +1,6 @@
 """Shared by bench/headline.py and bench/freshness.py: the real path a user runs.
 
-A fake OpenAI-compatible server (tests/fakes/openai_server.py) in its own process,
+A fake OpenAI-compatible server (tests/support/openai_server.py) in its own process,
 answering after a fixed delay in base64 or in JSON floats; `memsieve worker` with the
 defaults `memsieve up` uses (MEMSIEVE_CONCURRENCY, the real `openai` client); events sent
 by the real `memsieve enqueue --file` command.
@@ -24,7 +24,7 @@ API_KEY = "sk-test"  # the fake server's key
 
 
 class FakeServer:
-    """tests.fakes.openai_server in a child process (its CPU is not the worker's)."""
+    """tests.support.openai_server in a child process (its CPU is not the worker's)."""
 
     def __init__(self, delay: float, fmt: str) -> None:
         self.url_file = Path(tempfile.mkstemp(prefix="memsieve-bench-fake-")[1])
@@ -33,7 +33,7 @@ class FakeServer:
             [
                 sys.executable,
                 "-m",
-                "tests.fakes.openai_server",
+                "tests.support.openai_server",
                 "--delay",
                 str(delay),
                 "--format",

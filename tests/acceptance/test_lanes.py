@@ -13,7 +13,7 @@ from typing import Any
 from memsieve import constants
 from memsieve.store.postgres import Store
 
-from tests.conftest import Workers, wait_until
+from tests.support.workers import Workers, wait_until
 
 NAMESPACES = ("bf-a", "bf-b", "bf-c")
 CHUNK = 40

@@ -13,10 +13,8 @@ import pytest
 from memsieve import errors
 from memsieve.embedders.openai import OpenAIEmbedder
 
-from tests.fakes import conftest_openai
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.openai_server import FakeOpenAI, Reply
 
-fake_openai = conftest_openai.fake_openai
 TEXTS = [f"lesson {i}: retry the flaky deploy step {i} times" for i in range(40)]
 
 

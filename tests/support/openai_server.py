@@ -311,7 +311,7 @@ class FakeOpenAI:
 
 def main() -> None:
     """Serve in this process until killed (the bench runs it beside the worker):
-    python -m tests.fakes.openai_server --delay 0.1 --format float --url-file PATH"""
+    python -m tests.support.openai_server --delay 0.1 --format float --url-file PATH"""
     import argparse
     import signal
     from pathlib import Path
