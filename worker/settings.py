@@ -124,10 +124,34 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "memory",
         "memory (exact, per-worker matrix of a namespace's live vectors) | sql (one query per event)",
     ),
-    "MEMSIEVE_TORCH_THREADS": ("1", "threads of the local embedder per worker process"),
+    "MEMSIEVE_LOCAL_THREADS": (
+        "0",
+        "cores the local embedder uses per worker process (0: every core this process may use)",
+    ),
+    "MEMSIEVE_MODEL_CACHE": (
+        "$XDG_CACHE_HOME/memsieve or ~/.cache/memsieve",
+        "where the local embedder keeps the ONNX graph it builds from the packaged weights",
+    ),
     "MEMSIEVE_MCP_NAMESPACES": (
         "",
         "comma list of the namespaces `memsieve mcp` may use (when no --namespace is given)",
+    ),
+    "MEMSIEVE_JUDGE_LLM_MODEL": ("", "chat model of the optional LLM judge (unset: off)"),
+    "MEMSIEVE_JUDGE_LLM_BASE_URL": (
+        "= MEMSIEVE_OPENAI_BASE_URL",
+        "OpenAI-compatible endpoint of the LLM judge",
+    ),
+    "MEMSIEVE_JUDGE_LLM_API_KEY": (
+        "= OPENAI_API_KEY",
+        "key of the LLM judge's endpoint (never logged)",
+    ),
+    "MEMSIEVE_JUDGE_LLM_RPM": (
+        "0",
+        "LLM judge requests per minute, shared by all workers (0: no limit)",
+    ),
+    "MEMSIEVE_JUDGE_LLM_TPM": (
+        "0",
+        "LLM judge tokens per minute, shared by all workers (0: no limit)",
     ),
     "MEMSIEVE_GATE_CACHE_MB": (
         "512",
@@ -142,6 +166,14 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "a backfilled namespace gets a flush ahead of the backlog at most this often",
     ),
 }
+
+
+def _load_policy(policy_file: str | None, env: Mapping[str, str]) -> PolicyConfig:
+    # Imported here: the policy module is the heaviest part of start-up, and only
+    # settings that are built with a policy need it.
+    from memsieve.capture.policy import PolicyConfig
+
+    return PolicyConfig.load(policy_file, env)
 
 
 def _int(env: Mapping[str, str], name: str, default: int, lo: int = 0) -> int:
@@ -270,6 +302,12 @@ class Settings:
     backfill_flush_every_ms: int = 10000
     # Largest capture message accepted (bytes of the body as the broker delivers it).
     max_message_bytes: int = 16 * 1024 * 1024
+    # The optional LLM judge of the gate (memsieve.judge_llm): off while the model is "".
+    judge_llm_model: str = ""
+    judge_llm_base_url: str | None = None
+    judge_llm_api_key: str = field(default="", repr=False)
+    judge_llm_rpm: int = 0
+    judge_llm_tpm: int = 0
     # MEMSIEVE_THRESHOLD_<KIND>, by lower-case kind; beats `threshold`.
     kind_thresholds: dict[str, float] = field(default_factory=dict)
     embed_rpm: int = 0
@@ -277,7 +315,9 @@ class Settings:
     gate_search: str = "memory"
     gate_cache_mb: int = 512
     startup_wait: int = 120
-    torch_threads: int = 1
+    # 0: every core this process may use.
+    local_threads: int = 0
+    model_cache: Path = field(default_factory=lambda: Path("~/.cache/memsieve").expanduser())
     # The capture policy: defaults, MEMSIEVE_POLICY_FILE, MEMSIEVE_POLICY_* (loaded once).
     policy: PolicyConfig | None = field(default=None, repr=False)
     # MEMSIEVE_MCP_NAMESPACES: the MCP server's namespaces when no --namespace is given.
@@ -291,7 +331,9 @@ class Settings:
         return self.on_conflict_by_namespace.get(namespace, self.on_conflict)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+    def from_env(cls, env: Mapping[str, str] | None = None, with_policy: bool = True) -> Settings:
+        """Every setting, validated. `with_policy=False` leaves the capture policy unloaded
+        (policy=None): commands that only read the store skip its ~0.2 s import."""
         env = os.environ if env is None else env
         home = Path(env.get("MEMSIEVE_HOME") or "~/.memsieve").expanduser()
         key = env.get("OPENAI_API_KEY", "")
@@ -315,8 +357,6 @@ class Settings:
             raise ConfigError("MEMSIEVE_GATE_SEARCH must be memory or sql")
         # Imported here: the policy module is the heaviest part of start-up, and only
         # settings that are built need it.
-        from memsieve.capture.policy import PolicyConfig
-
         policy_file = env.get("MEMSIEVE_POLICY_FILE") or None
         auth = env.get("MEMSIEVE_FLOWER_BASIC_AUTH", "")
         # Flower takes a comma list of user:password; an empty user or password would let
@@ -372,13 +412,23 @@ class Settings:
             flush_slice_ms=_int(env, "MEMSIEVE_FLUSH_SLICE_MS", 1000, 1),
             backfill_flush_every_ms=_int(env, "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS", 10000, 0),
             max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
+            judge_llm_model=env.get("MEMSIEVE_JUDGE_LLM_MODEL", "").strip(),
+            judge_llm_base_url=_url(env, "MEMSIEVE_JUDGE_LLM_BASE_URL", ("http", "https"))
+            or _url(env, "MEMSIEVE_OPENAI_BASE_URL", ("http", "https")),
+            judge_llm_api_key=env.get("MEMSIEVE_JUDGE_LLM_API_KEY", "") or key,
+            judge_llm_rpm=_int(env, "MEMSIEVE_JUDGE_LLM_RPM", 0, 0),
+            judge_llm_tpm=_int(env, "MEMSIEVE_JUDGE_LLM_TPM", 0, 0),
             kind_thresholds=_kind_thresholds(env),
             embed_rpm=_int(env, "MEMSIEVE_EMBED_RPM", 0, 0),
             embed_tpm=_int(env, "MEMSIEVE_EMBED_TPM", 0, 0),
             gate_search=gate_search,
             gate_cache_mb=_int(env, "MEMSIEVE_GATE_CACHE_MB", 512, 1),
             startup_wait=_int(env, "MEMSIEVE_STARTUP_WAIT", 120, 0),
-            torch_threads=_int(env, "MEMSIEVE_TORCH_THREADS", 1, 1),
+            local_threads=_int(env, "MEMSIEVE_LOCAL_THREADS", 0, 0),
+            model_cache=Path(
+                env.get("MEMSIEVE_MODEL_CACHE")
+                or Path(env.get("XDG_CACHE_HOME") or "~/.cache") / "memsieve"
+            ).expanduser(),
             mcp_namespaces=tuple(
                 dict.fromkeys(
                     n.strip()
@@ -386,7 +436,7 @@ class Settings:
                     if n.strip()
                 )
             ),
-            policy=PolicyConfig.load(policy_file, env),
+            policy=_load_policy(policy_file, env) if with_policy else None,
             on_conflict=on_conflict,
             on_conflict_by_namespace=on_conflict_ns,
         )

@@ -4,6 +4,7 @@ same namespace (followed along its chain) or is refused; no date blocks a namesp
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from typing import Any
 
@@ -177,6 +178,10 @@ events_with_bad_bits = st.lists(
 
 def test_property_every_event_of_a_message_ends_in_exactly_one_state(pipeline: Any) -> None:
     seen: set[str] = set()
+    # Every generated event is a lesson of its own: a derived id leaves out fields that do
+    # not change the lesson (occurred_at, source), so two specs with one `n` could share an
+    # id with different payloads -- id reuse, tested on its own above, not the property here.
+    lesson = itertools.count(50_000)
 
     @settings(
         max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck)
@@ -185,8 +190,8 @@ def test_property_every_event_of_a_message_ends_in_exactly_one_state(pipeline: A
     def run(specs: list[dict[str, Any]]) -> None:
         message = []
         for spec in specs:
-            n = spec.pop("n")
-            message.append(ev(n, event_id=None, **spec))
+            spec.pop("n")
+            message.append(ev(next(lesson), event_id=None, **spec))
         message = loads(dumps(message))
         accepted = pipeline.accept(message)
         ids = [event_id_for(m, pipeline.key) for m in message]

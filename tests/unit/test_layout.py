@@ -37,6 +37,7 @@ LONG_MODULES: dict[str, str] = {
     "memsieve.capture.secrets": "one detector: the layers over a string and their merge",
     "memsieve.capture.policy": "the policy's config parser and its verdict, one contract",
     "memsieve.gate.text": "one tokeniser and its term classes, cached together",
+    "memsieve.judge_llm": "one chat judge: batching, cache, budget, retries, answer parsing",
     "memsieve.ops.calibrate": "to split: metrics and the report apart from the sweep",
     "memsieve.ops.backfill": "to split: JSON-lines and Markdown readers apart from sending",
     "memsieve.store.postgres": "to split: named queries (issue 12 item 3)",

@@ -60,7 +60,7 @@ def test_defaults_pick_local_without_a_key_and_openai_with_one() -> None:
             {"MEMSIEVE_POLICY_FILE": "/nonexistent/policy.yaml"},
             "policy file /nonexistent/policy.yaml: No such file or directory",
         ),
-        ({"MEMSIEVE_TORCH_THREADS": "0"}, "MEMSIEVE_TORCH_THREADS must be >= 1, got 0"),
+        ({"MEMSIEVE_LOCAL_THREADS": "-1"}, "MEMSIEVE_LOCAL_THREADS must be >= 0, got -1"),
         ({"MEMSIEVE_STARTUP_WAIT": "soon"}, "MEMSIEVE_STARTUP_WAIT must be an integer, got 'soon'"),
         (
             {"MEMSIEVE_FLOWER_BASIC_AUTH": "nocolon"},
@@ -144,8 +144,8 @@ ENVIRON_ALLOWED = {
     # prometheus_client's multiprocess mode is configured by this variable, in the
     # process and its forked children.
     "worker/metrics.py": "PROMETHEUS_MULTIPROC_DIR for prometheus_client",
-    # Sets (setdefault) the Hugging Face libraries' own variables before they load.
-    "worker/embedders/local.py": "offline switches of transformers / huggingface_hub",
+    # Sets (setdefault) the tokenizers library's own variable before it loads.
+    "worker/embedders/local.py": "TOKENIZERS_PARALLELISM for tokenizers",
     # Builds the environment of the processes it starts (worker, Flower), from settings.
     "worker/cli/service.py": "environment of child processes",
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from memsieve import errors
@@ -43,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "pairs_file",
         metavar="PAIRS_FILE",
-        help="PAWS TSV (id, s1, s2, label) or JSON lines {a, b, same, category?}",
+        help="PAWS TSV (id, s1, s2, label) or JSON lines {a, b, same | label, category?, b_kind?}",
     )
     p.add_argument("--embedder", choices=("local", "hashing"), default="local")
     p.add_argument("--kind", choices=thresholds.KINDS, default="pattern")
@@ -57,6 +58,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=None, help="use only the first N pairs")
     p.add_argument("--no-guards", action="store_true", help="cosine distance alone, for comparison")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--judge",
+        choices=("default", "guards", "classifier", "none"),
+        default="default",
+        help="after the threshold table, run the gate's judgment stage at the current default "
+        "threshold and print supersede precision / recall, update handling and errors by "
+        "category (none: skip)",
+    )
+    p.add_argument("--errors", type=int, default=10, help="list the first N judged errors")
     return p
 
 
@@ -89,9 +99,29 @@ def cli_calibrate(args: list[str]) -> int:
         opts.kind,
         opts.target_precision,
     )
+    quality = None
+    if opts.judge != "none":
+        from memsieve.ops import gate_quality
+
+        labelled = gate_quality.load(opts.pairs_file, limit=opts.limit)
+        judge = gate_quality.make_judge(opts.judge, embedder.model)
+        quality = gate_quality.run(labelled, embedder, judge)
+        quality.source = opts.pairs_file
     if opts.json:
-        print(calibrate.report_to_json(report))
+        if quality is None:
+            print(calibrate.report_to_json(report))
+        else:
+            from memsieve.ops import gate_quality
+
+            obj = json.loads(calibrate.report_to_json(report))
+            obj["judgment"] = gate_quality.to_json(quality)
+            print(json.dumps(obj, indent=2))
     else:
         print(calibrate.format_report(report))
         print(f"\ncurrent default for {embedder.model} / {opts.kind}: {current:.3f}")
+        if quality is not None:
+            from memsieve.ops import gate_quality
+
+            print("\njudgment stage at the default threshold:")
+            print(gate_quality.format_quality(quality, opts.errors))
     return 0

@@ -10,11 +10,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import psycopg
-from memsieve import errors, logs
+from memsieve import errors
 from memsieve.cli.common import fail, resolve
 from memsieve.ops.services import EmbeddedServices
 from memsieve.settings import Settings, redact_url
@@ -323,6 +322,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def settings_for(args: argparse.Namespace) -> Settings:
-    settings = Settings.from_env()
-    logs.setup(settings.log_format, settings.log_level)
-    return replace(settings)
+    """Settings from the environment, logging set up (lives in memsieve.cli.main)."""
+    from memsieve.cli import main
+
+    return main.settings_for(args)

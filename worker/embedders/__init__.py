@@ -26,7 +26,7 @@ def from_settings(
     if name == "local":
         from memsieve.embedders.local import LocalEmbedder
 
-        return LocalEmbedder(threads=settings.torch_threads)
+        return LocalEmbedder(threads=settings.local_threads, cache=settings.model_cache)
     if name == "openai":
         from memsieve.embedders.openai import OpenAIEmbedder
         from memsieve.embedders.ratelimit import RedisRateLimiter

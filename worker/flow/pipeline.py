@@ -17,12 +17,12 @@ from typing import Any
 
 import psycopg
 import redis
-from memsieve import embedders, errors, metrics
+from memsieve import embedders, errors, judge_llm, metrics
 from memsieve.capture import policy, secrets
 from memsieve.embedders import batching
 from memsieve.flow import embed
 from memsieve.flow.locks import NamespaceLock
-from memsieve.gate import guards, judge, thresholds
+from memsieve.gate import guards, thresholds
 from memsieve.ops import scrub
 from memsieve.schemas import events as ev
 from memsieve.settings import Settings
@@ -221,7 +221,7 @@ class Pipeline:
 
         self.key = home.install_key(settings.key_path)
         self.guards = tuple(guards.default_guards())
-        self.judge = judge.default_judge(settings)
+        self.judge = judge_llm.service_judge(settings)
         self._bound = False
 
     @property

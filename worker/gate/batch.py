@@ -35,6 +35,10 @@ from memsieve.gate.decide import (
 from memsieve.gate.judge import Judge, Judgement, Verdict, guard_judge
 
 ON_CONFLICT = ("keep", "newest")
+# The batch's judge call also covers this many candidates past each event's k nearest: the
+# rows an earlier decision of the batch hides let farther ones in, and a pair missed here
+# costs a judge call of its own (one request each, for a remote judge).
+PREJUDGE_EXTRA = 2
 
 
 @dataclass(frozen=True)
@@ -207,7 +211,7 @@ def _prejudge(
     pairs: list[tuple[Incoming, Candidate]] = []
     seen: set[tuple[str, str]] = set()
     hashes_before: set[str] = set()
-    k = config.k
+    k = config.k + PREJUDGE_EXTRA
     for n, ev in enumerate(events):
         if ev.content_hash in live.by_hash or ev.content_hash in hashes_before:
             hashes_before.add(ev.content_hash)
@@ -270,8 +274,12 @@ def gate(
     q_all = vectors.unit(raw_all)
     scores = q_all @ live.matrix.T if live.n and len(events) else None
     view = _View(live)
-    judged = _prejudge(events, q_all, scores, live, config)
     judge = config.the_judge()
+    # A judge that is cheap per pair (`batched = False`, the guards) is asked as the pairs
+    # come up, one event at a time: no pair judged that no decision needs.
+    judged = (
+        _prejudge(events, q_all, scores, live, config) if getattr(judge, "batched", True) else {}
+    )
     judge_name = config.judge_name
     decisions: list[Decision] = []
 

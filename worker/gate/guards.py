@@ -83,8 +83,9 @@ def numbers_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     if pair is None:
         return []
     a, b = pair
-    new = sorted(a.numbers - b.numbers)
-    old = sorted(b.numbers - a.numbers)
+    # A quantity stated with an article ("an hour") matches the other's number (60 minutes).
+    new = sorted(a.numbers - b.numbers - b.soft_numbers)
+    old = sorted(b.numbers - a.numbers - a.soft_numbers)
     if not new and not old:
         return []
     return [Veto("numbers", _diff_detail(new, old))]
@@ -141,20 +142,39 @@ def contrast_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     for g, term in b.contrasts:
         groups_b.setdefault(g, set()).add(term)
     vetoes = []
+    # Units whose quantities the numbers guard compares ("two weeks" == "14 days").
+    units_compared = any(":" in n for n in a.numbers) and any(":" in n for n in b.numbers)
     for g in sorted(groups_a.keys() & groups_b.keys()):
+        if units_compared and g in _UNIT_GROUPS:
+            continue
         only_a = groups_a[g] - groups_b[g]
         only_b = groups_b[g] - groups_a[g]
         if only_a and only_b:
             vetoes.append(Veto("contrast", _diff_detail(sorted(only_a), sorted(only_b))))
-    # Antonyms by prefix: "synchronous" vs "asynchronous", "safe" vs "unsafe".
-    only_a_words = set(a.content_words) - set(b.content_words)
-    only_b_words = set(b.content_words) - set(a.content_words)
-    for x in sorted(only_a_words):
-        for y in sorted(_prefix_antonym_forms(x) & only_b_words):
+    # Antonyms by prefix: "synchronous" vs "asynchronous", "safe" vs "unsafe" -- unless one
+    # side is negated, when the two negations cancel ("never closed" == "unclosed").
+    if a.negated == b.negated:
+        for x, y in prefix_antonym_pairs(a, b):
             vetoes.append(Veto("contrast", _diff_detail([x], [y])))
     return vetoes
 
 
+def prefix_antonym_pairs(a: Analysis, b: Analysis) -> list[tuple[str, str]]:
+    """(word of a, word of b) pairs where one is the other with a negating prefix."""
+    only_a_words = set(a.content_words) - set(b.content_words)
+    only_b_words = set(b.content_words) - set(a.content_words)
+    return [
+        (x, y)
+        for x in sorted(only_a_words)
+        for y in sorted(_prefix_antonym_forms(x) & only_b_words)
+    ]
+
+
+_UNIT_GROUPS = frozenset(
+    i
+    for i, g in enumerate(text.CONTRAST_GROUPS)
+    if " ".join(sorted(g)) in {" ".join(sorted(u.split())) for u in text.UNIT_CONTRASTS}
+)
 _NEGATING_PREFIXES = ("a", "un", "in", "im", "il", "ir", "non", "dis", "de")
 
 
@@ -174,6 +194,8 @@ def negation_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
         return []
     if overlap(pair[0].content_words, pair[1].content_words) < NEGATION_MIN_OVERLAP:
         return []
+    if prefix_antonym_pairs(pair[0], pair[1]):
+        return []  # "never closed" == "unclosed": the negation moved into the word
     which = "incoming" if pair[0].negated else "memory"
     return [Veto("negation", f"only the {which} text is negated")]
 

@@ -2,7 +2,9 @@
 
 The gate (`memsieve.gate.batch`) calls a `Judge` once per batch with every (incoming, candidate)
 pair that passed the cheap filters (cosine distance under the kind's threshold, not
-byte-identical). What it does with each verdict:
+byte-identical) that the batch is likely to meet, and again for any pair it did not foresee;
+a judge with a class attribute `batched = False` (cheap per pair) is instead asked as the
+pairs come up. What the gate does with each verdict:
 
 - `SAME`: the incoming memory supersedes the candidate (a rewording of one fact);
 - `UPDATE`: the same subject and slot with a new value (a changed tool, schedule, owner,
@@ -15,10 +17,11 @@ When in doubt a judge answers `DIFFERENT` (keep both rows), never `SAME`. A judg
 kinds and distances; a candidate from the same batch, not written yet, has a placeholder
 memory id (`batch:<event id>`), and the gate matches judgements to pairs by content hashes.
 
-The default judge here is built from the lexical guards (`memsieve.gate.guards`): no veto
-means `SAME`; a veto means `DIFFERENT`, or `UPDATE` when the two texts share their subject
-and differ in exactly one value. It is the first, simple version; the judgment work of
-issue 15 replaces its internals behind these names.
+`GuardJudge` is built from the lexical guards (`memsieve.gate.guards`): no veto means `SAME`;
+a veto means `DIFFERENT`, or `UPDATE` when the two texts share their subject and differ in
+exactly one value. It judges for the test embedder. `default_judge` otherwise returns the
+trained pair classifier (`memsieve.gate.judge_classifier`), which needs positive evidence of
+one fact to answer `SAME`, and optionally an LLM judge in front of it.
 """
 
 from __future__ import annotations
@@ -45,6 +48,9 @@ class GuardJudge:
     """The lexical guards as a judge (see the module docstring)."""
 
     name = "guards"
+    # Cheap per pair: the batch gate asks it as pairs come up instead of judging the whole
+    # batch's likely pairs beforehand (memsieve.gate.batch).
+    batched = False
 
     def __init__(self, guards: Sequence[Guard] | None = None) -> None:
         if guards is None:
@@ -111,6 +117,41 @@ def guard_judge(guards: Sequence[Guard] | None = None) -> Judge:
     return GuardJudge(guards)
 
 
-def default_judge(settings: Settings | None = None) -> Judge:
-    """The judge the gate uses unless told otherwise."""
-    return GuardJudge()
+def default_judge(settings: Settings | None = None, *, embedder_model: str | None = None) -> Judge:
+    """The judge the gate uses unless told otherwise.
+
+    - the test embedder (hashing-v1): the lexical guards alone (`GuardJudge`);
+    - otherwise the trained pair classifier (`memsieve.gate.judge_classifier`): hard guards,
+      token alignment with MiniLM's contextual word vectors, soft guard signals, trained
+      weights; without the local model installed, a lexical alignment (stricter);
+
+    The service puts the optional LLM judge in front of it (`memsieve.judge_llm.service_judge`:
+    this package stays free of network clients).
+    """
+    if settings is None:
+        settings = _settings()
+    model = embedder_model or _embedder_model(settings)
+    if model.startswith("hashing"):
+        return GuardJudge()
+    from memsieve.gate import judge_classifier
+
+    return judge_classifier.classifier_judge(model)
+
+
+def _settings() -> Settings | None:
+    from memsieve import errors
+    from memsieve.settings import Settings as _Settings
+
+    try:
+        return _Settings.from_env()
+    except errors.ConfigError:
+        return None
+
+
+def _embedder_model(settings: Settings | None) -> str:
+    """The model name of the configured embedder (as recorded on rows)."""
+    if settings is None or settings.embedder == "local":
+        return "all-MiniLM-L6-v2"
+    if settings.embedder == "hashing":
+        return "hashing-v1"
+    return settings.openai_model

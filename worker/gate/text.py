@@ -18,10 +18,13 @@ _TOKEN = re.compile(r"https?://\S+|\S+")
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _TRIM = "()[]{}<>,;:!?\"'`*“”‘’«»"
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
-_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
+# A number: not glued to a preceding letter, except a version's "v" (v1.2 == 1.2).
+_NUMBER = re.compile(r"(?:(?<=\bv)|(?<![A-Za-z]))\d+(?:[.,]\d+)*")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]{2,}")
 _HEXISH = re.compile(r"^[0-9a-f]{7,40}$")
 _SENTENCE_END = re.compile(r"[.!?:]$")
+# A possessive on a token ("foo.lock's" == "foo.lock"; "PR's" == "PR").
+_POSSESSIVE = re.compile(r"['’]s$")
 
 NUMBER_WORDS = {
     "two": "2",
@@ -51,7 +54,138 @@ _MONTHS = (
 _MONTH_ABBR = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 # "may" is a modal verb: only a capitalised, non-initial "May" counts as the month.
-DATE_WORDS = set(_MONTHS) | set(_WEEKDAYS) | {"weekend", "weekday", "midnight", "noon"}
+DATE_WORDS = set(_MONTHS) | set(_WEEKDAYS) | {"weekend", "weekday"}
+
+# Clock times, normalised to 24-hour HH:MM ("5 pm" == "17:00", "midnight" == "00:00"): a time
+# is a date-like value for the dates guard, not two numbers and an identifier.
+_TIME = re.compile(
+    r"\b(?:(\d{1,2}):(\d{2})(?::\d{2})?(?:\s*([ap])\.?m\b\.?)?|(\d{1,2})\s*([ap])\.?m\b\.?"
+    r"|(midnight|noon|midday))",
+    re.IGNORECASE,
+)
+# Quantities with a unit, normalised to a base unit ("30 minutes" == "half an hour" ==
+# "1800s", "10MB" == "10 MB"): the numbers guard compares the values, not the digits.
+_UNITS: dict[str, tuple[str, float]] = {}
+for _names, _kind, _factor in (
+    ("ms msec msecs millisecond milliseconds", "duration", 0.001),
+    ("s sec secs second seconds", "duration", 1.0),
+    ("min mins minute minutes", "duration", 60.0),
+    ("h hr hrs hour hours", "duration", 3600.0),
+    ("d day days", "duration", 86400.0),
+    ("week weeks wk wks", "duration", 604800.0),
+    ("month months", "duration", 31536000.0 / 12),
+    ("year years yr yrs", "duration", 31536000.0),
+    # Binary, as engineers mostly mean them: "1 GB (1024 MB)", "8 KB" == "8192 bytes".
+    ("b byte bytes", "size", 1.0),
+    ("kb kib kilobyte kilobytes", "size", 1024.0),
+    ("mb mib megabyte megabytes", "size", 1024.0**2),
+    ("gb gib gigabyte gigabytes", "size", 1024.0**3),
+    ("tb tib terabyte terabytes", "size", 1024.0**4),
+    ("k", "count", 1e3),
+):
+    for _n in _names.split():
+        _UNITS[_n] = (_kind, _factor)
+_AMOUNT_WORDS = {
+    "a": 1.0, "an": 1.0, "one": 1.0, "half a": 0.5, "half an": 0.5, "a half": 0.5,
+    "every": 1.0, "per": 1.0, "each": 1.0, "a quarter of a": 0.25, "a quarter of an": 0.25,
+    "three quarters of a": 0.75, "three quarters of an": 0.75,
+}  # fmt: skip
+_QUANTITY = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?|half an?|(?:a|three) quarters? of an?|an?|one|every|per|each"
+    r"|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|forty"
+    r"|fifty|sixty|ninety|hundred)\s*-?\s*("
+    + "|".join(sorted(_UNITS, key=len, reverse=True))
+    + r")\b(?![.:]\w)",
+    re.IGNORECASE,
+)
+_GLUED_QUANTITY = re.compile(
+    r"^\d+(?:\.\d+)?(?:" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")$",
+    re.IGNORECASE,
+)
+_MORE_NUMBER_WORDS = {"fifteen": "15", "sixty": "60", "ninety": "90"}
+
+# Spelled-out numbers, read as digits before anything else ("five hundred" == "500",
+# "twenty-five" == "25", "2 million" == "2000000", "a dozen" == "12"): a rewording may spell
+# a number out; the numbers guard compares values.
+_SMALL = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen".split()
+    )
+}
+_TENS = {
+    w: 10 * i
+    for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split())
+    if w != "_"
+}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_NUMWORD = "|".join(sorted([*_SMALL, *_TENS, *_SCALES, "dozen"], key=len, reverse=True))
+_NUMBER_PHRASE = re.compile(
+    r"(?<![\w.,-])(?:(?:a\s+)?dozen|(?:\d+(?:\.\d+)?|" + _NUMWORD + r")"
+    r"(?:(?:\s+|-|\s+and\s+)(?:" + _NUMWORD + r"))*)(?![\w-])",
+    re.IGNORECASE,
+)
+# A lone "one" is a pronoun unless a percentage or a unit follows.
+_ONE_COUNTS = re.compile(
+    r"\s*(?:%|percent\b|per cent\b|(?:"
+    + "|".join(sorted(_UNITS, key=len, reverse=True))
+    + r"|hundred|thousand|million|billion)\b)",
+    re.IGNORECASE,
+)
+_ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.IGNORECASE)
+_MULTIPLIER = re.compile(r"\b(\d+)x\b")
+_CURRENCY = re.compile(r"[$€£](\d[\d,]*(?:\.\d+)?)")
+
+
+def _phrase_value(words: list[str]) -> float | None:
+    total, current, seen = 0.0, 0.0, False
+    for w in words:
+        if w == "dozen":
+            current = (current or 1) * 12
+        elif w in _SMALL:
+            current += _SMALL[w]
+        elif w in _TENS:
+            current += _TENS[w]
+        elif w == "hundred":
+            current = (current or 1) * 100
+        elif w in _SCALES:
+            total += (current or 1) * _SCALES[w]
+            current = 0.0
+        else:
+            try:
+                current += float(w)
+            except ValueError:
+                return None
+        seen = True
+    return total + current if seen else None
+
+
+def spell_out_numbers(text: str) -> str:
+    """Spelled-out numbers, ordinals (3rd), multipliers (3x) and currency ($50,000) as plain
+    digits; everything else untouched."""
+    text = _CURRENCY.sub(lambda m: m.group(1), text)
+    text = _ORDINAL.sub(lambda m: m.group(1), text)
+    text = _MULTIPLIER.sub(lambda m: m.group(1), text)
+
+    def repl(m: re.Match[str]) -> str:
+        raw = m.group(0)
+        words = [w for w in re.split(r"[\s-]+", raw.lower().replace(",", "")) if w and w != "a"]
+        words = [w for w in words if w != "and"]
+        if not words or (len(words) == 1 and words[0].replace(".", "").isdigit()):
+            return raw
+        if words == ["one"] and not _ONE_COUNTS.match(text, m.end()):
+            return raw
+        value = _phrase_value(words)
+        if value is None:
+            return raw
+        return f"{value:.12g}"
+
+    return _NUMBER_PHRASE.sub(repl, text)
+
+
+# Phrases that negate what follows as "not" does ("use X, not Y" == "use X rather than Y").
+_CONTRASTIVE = re.compile(r"\b(?:rather than|instead of|in place of|as opposed to)\b", re.I)
 
 NEGATORS = {
     "not",
@@ -213,6 +347,9 @@ class Analysis:
     anchors: tuple[str, ...] = ()
     # Content words and role words ("from", "to", "before") in order.
     words: tuple[str, ...] = ()
+    # Quantities stated without a digit ("an hour", "every minute"): they match a number of
+    # the other text but are not numbers the other must have.
+    soft_numbers: frozenset[str] = frozenset()
 
 
 def norm_word(word: str) -> str:
@@ -223,6 +360,8 @@ def norm_word(word: str) -> str:
 def _is_identifier(tok: str) -> bool:
     """Code-like: digits with letters, paths, dotted names, #refs, snake/kebab/camel, ALLCAPS."""
     if len(tok) < 2:
+        return False
+    if _GLUED_QUANTITY.match(tok) or _TIME.fullmatch(tok):
         return False
     if any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok):
         return True
@@ -300,6 +439,8 @@ class _Token:
 
 def _word(part: str) -> _Part | None:
     w = norm_word(part)
+    if len(part) >= 3 and part[-1] == "s" and part[:-1].isupper():
+        w = w[:-1]  # the plural of an acronym: "PRs" == "PR", "APIs" == "API"
     if not w:
         return None
     singular = w[:-1] if w.endswith("s") and w[:-1] in DATE_WORDS else w
@@ -320,19 +461,20 @@ def _word(part: str) -> _Part | None:
         contrast=(_CONTRAST_INDEX[w], w) if w in _CONTRAST_INDEX else None,
         content=w not in STOPWORDS and not w.isdigit(),
         anchor=upper,
-        entity=upper and singular not in DATE_WORDS,
+        entity=upper and singular not in DATE_WORDS and w not in _UNITS,  # "MB" is no name
     )
 
 
 @lru_cache(maxsize=65536)
 def _token(raw: str) -> tuple[_Token | None, bool]:
     """(the token's analysis or None if nothing is left after trimming, ends a sentence)."""
-    tok = raw.strip(_TRIM)
+    tok = _POSSESSIVE.sub("", raw.strip(_TRIM)).strip(_TRIM)
     ends_sentence = bool(_SENTENCE_END.search(raw.rstrip(")\"'”’")))
     if tok.endswith(".") and not _is_identifier(tok.rstrip(".")):
         tok = tok.rstrip(".")
     elif tok.endswith(".") and tok.count(".") == 1:
         tok = tok[:-1]
+    tok = tok.strip(_TRIM)  # "(pass -p no:cacheprovider)." -> "no:cacheprovider"
     if not tok:
         return None, ends_sentence
     low = tok.lower()
@@ -375,8 +517,13 @@ def analyse(text: str) -> Analysis:
     words: list[str] = []
     content: list[str] = []
     anchors: list[str] = []
-    negated = False
+    negated = bool(_CONTRASTIVE.search(text))
     sentence_start = True
+    text = spell_out_numbers(text)
+    times, text = _times(text)
+    dates |= times
+    vocab |= times
+    quantities, soft_quantities, consumed = _quantities(text)
 
     for raw in _TOKEN.findall(_PARAGRAPH.sub(" . ", text)):
         t, ends_sentence = _token(raw)
@@ -428,7 +575,9 @@ def analyse(text: str) -> Analysis:
         if words[i].endswith("s") and len(words[i]) > 3:
             vocab.add(words[i][:-1])
     vocab |= {stem(w) for w in vocab}
-    vocab |= numbers
+    # A number read as part of a quantity is compared as the quantity's value.
+    numbers = (numbers - consumed) | quantities
+    vocab |= numbers | soft_quantities
     return Analysis(
         numbers=frozenset(numbers),
         identifiers=frozenset(identifiers),
@@ -438,10 +587,79 @@ def analyse(text: str) -> Analysis:
         contrasts=frozenset(contrasts),
         negated=negated,
         vocabulary=frozenset(vocab),
+        soft_numbers=frozenset(soft_quantities),
         content_words=tuple(content),
         anchors=tuple(anchors),
         words=tuple(words),
     )
+
+
+def _times(text: str) -> tuple[set[str], str]:
+    """Clock times in `text` as "time:HH:MM", and the text without them."""
+    found: set[str] = set()
+
+    def repl(m: re.Match[str]) -> str:
+        if m.group(6):
+            hour, minute = (0, 0) if m.group(6).lower() == "midnight" else (12, 0)
+        else:
+            hour = int(m.group(1) or m.group(4))
+            minute = int(m.group(2) or 0)
+            ampm = (m.group(3) or m.group(5) or "").lower()
+            if hour > 24 or minute > 59 or (ampm and not 1 <= hour <= 12):
+                return m.group(0)
+            if ampm == "p" and hour != 12:
+                hour += 12
+            elif ampm == "a" and hour == 12:
+                hour = 0
+        found.add(f"time:{hour % 24:02d}:{minute:02d}")
+        return " "
+
+    return found, _TIME.sub(repl, text)
+
+
+def _quantity(kind: str, value: float) -> str:
+    # "1k" is the number 1000; a duration or a size keeps its kind ("duration:1800").
+    return f"{value:.12g}" if kind == "count" else f"{kind}:{value:.12g}"
+
+
+UNIT_CONTRASTS = frozenset(
+    {"seconds minutes hours days weeks months", "ms milliseconds s sec secs", "kb mb gb tb"}
+)
+
+
+def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
+    """(quantities with a digit or a number word, quantities with an article, the numbers
+    they consumed), each value normalised to its base unit: "duration:1800"."""
+    hard: set[str] = set()
+    soft: set[str] = set()
+    consumed: set[str] = set()
+    for m in _QUANTITY.finditer(text):
+        amount, unit = m.group(1).lower(), m.group(2).lower()
+        kind, factor = _UNITS[unit]
+        if amount[0].isdigit():
+            value = float(amount) * factor
+            consumed.add(_norm_number(amount))
+            target = hard
+        elif amount in NUMBER_WORDS or amount in _MORE_NUMBER_WORDS:
+            num = NUMBER_WORDS.get(amount) or _MORE_NUMBER_WORDS[amount]
+            value = float(num) * factor
+            consumed.add(num)
+            target = hard
+        else:
+            if unit in ("s", "h", "d", "m", "b", "k", "min"):
+                continue  # "a s", "per h": not a quantity in prose
+            value = _AMOUNT_WORDS.get(" ".join(amount.split()), 1.0) * factor
+            target = soft
+        target.add(_quantity(kind, value))
+    for tok in _TOKEN.findall(text):
+        tok = tok.strip(_TRIM).rstrip(".")
+        if _GLUED_QUANTITY.match(tok):
+            m2 = re.match(r"(\d+(?:\.\d+)?)(.*)", tok)
+            if m2:
+                kind, factor = _UNITS[m2.group(2).lower()]
+                hard.add(_quantity(kind, float(m2.group(1)) * factor))
+                consumed.add(_norm_number(m2.group(1)))
+    return hard, soft, consumed
 
 
 def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:

@@ -114,7 +114,8 @@ class Report:
 
 
 def load_pairs(path: str | Path, limit: int | None = None) -> list[Pair]:
-    """Read PAWS TSV (id, s1, s2, label) or JSON lines ({"a", "b", "same", "category"?})."""
+    """Read PAWS TSV (id, s1, s2, label) or JSON lines ({"a", "b", "same" or "label",
+    "category"?})."""
     path = Path(path)
     pairs: list[Pair] = []
     with path.open(newline="", encoding="utf-8") as fh:
@@ -126,11 +127,17 @@ def load_pairs(path: str | Path, limit: int | None = None) -> list[Pair]:
                     continue
                 try:
                     obj = json.loads(line)
+                    # A three-way label (same / update / different): only "same" is a repeat.
+                    same = (
+                        bool(obj["same"])
+                        if "same" in obj
+                        else str(obj["label"]).strip().lower() == "same"
+                    )
                     pairs.append(
                         Pair(
                             str(obj["a"]),
                             str(obj["b"]),
-                            bool(obj["same"]),
+                            same,
                             str(obj.get("category", "")),
                             bool(obj.get("correction", False)),
                         )

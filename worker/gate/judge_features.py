@@ -1,0 +1,164 @@
+"""Features of a close pair for the trained pair classifier (`memsieve.gate.judge_classifier`).
+
+One function, `pair_features`, used both by the training script (scripts/train_judge.py) and
+at run time, so the two never drift apart. Every feature is cheap once the texts' word vectors
+are known: the cosine distance the gate already has, the token alignment
+(`memsieve.gate.judge_align`), the lexical guards' vetoes, and a few counts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from memsieve.gate import guards as gguards
+from memsieve.gate import text as gtext
+from memsieve.gate.decide import Veto
+from memsieve.gate.judge_align import Alignment
+
+# Similarity under which a content word counts as not aligned with anything on the other side.
+UNALIGNED = (0.55, 0.65, 0.75)
+
+# Soft guards: their vetoes are features, weighed with the rest. The hard guards (numbers,
+# identifiers, dates) still veto on their own: a changed number is never the same fact.
+HARD_GUARDS = ("numbers", "identifiers", "dates")
+SOFT_GUARDS = ("entities", "compounds", "contrast", "negation", "swapped_roles")
+
+# Words that announce a new value for an old slot ("now", "moved to", "no longer").
+UPDATE_MARKERS = re.compile(
+    r"\b(now|moved|moves|switched|switch(?:ed)? to|changed|renamed|upgraded|downgraded|"
+    r"migrated|replaced|raised|lowered|increased|decreased|reduced|bumped|no longer|"
+    r"instead|anymore|any more|from now on|has become|became|is being replaced|"
+    r"starting|from \w+ on|was|were|has been|have been|handed over|took over|takes over)\b",
+    re.IGNORECASE,
+)
+
+FEATURE_NAMES: tuple[str, ...] = (
+    "bias",
+    "distance",
+    "align_min",
+    "align_mean",
+    "align_min_a",
+    "align_min_b",
+    *(f"unaligned_{t}" for t in UNALIGNED),
+    *(f"unaligned_both_{t}" for t in UNALIGNED),
+    "shared_ctx_min",
+    "shared_ctx_mean",
+    "shared_ctx_low",
+    "frac_unaligned_max",
+    "frac_unaligned_min",
+    "unaligned_max_side",
+    "jaccard",
+    "len_ratio",
+    "len_log_total",
+    *(f"veto_{g}" for g in SOFT_GUARDS),
+    "marker_b_only",
+    "negation_mismatch",
+    "correction_marker",
+    "order_inversions",
+    "unaligned_b_only",
+    "unaligned_a_only",
+)
+
+# "Correction:", "actually", "not X" at the end: the producer says the old statement was wrong.
+CORRECTION_MARKERS = re.compile(
+    r"^\s*(?:correction|update|fix|actually|in fact)\b|\bnot\s+\w+\s*[.!]?\s*$|"
+    r"\b(?:turned out|it was actually|was wrong|is wrong|no longer)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class PairFeatures:
+    values: np.ndarray  # float64, len(FEATURE_NAMES)
+    hard_vetoes: tuple[Veto, ...]
+    soft_vetoes: tuple[Veto, ...]
+    unaligned_a: tuple[str, ...]  # candidate words not aligned at the middle level
+    unaligned_b: tuple[str, ...]  # incoming words not aligned
+    content_a: int = 0  # content words of the candidate
+    content_b: int = 0
+
+
+def _inversions(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    """How often the order of the words both texts use once breaks (0: same order)."""
+    from collections import Counter
+
+    ca, cb = Counter(a), Counter(b)
+    pos_b = {w: i for i, w in enumerate(b) if cb[w] == 1}
+    shared = [w for w in a if ca[w] == 1 and w in pos_b]
+    return sum(pos_b[y] < pos_b[x] for x, y in zip(shared, shared[1:], strict=False))
+
+
+def split_vetoes(vetoes: Sequence[Veto]) -> tuple[tuple[Veto, ...], tuple[Veto, ...]]:
+    hard = tuple(v for v in vetoes if v.guard in HARD_GUARDS)
+    soft = tuple(v for v in vetoes if v.guard not in HARD_GUARDS)
+    return hard, soft
+
+
+def pair_features(
+    text_a: str,
+    text_b: str,
+    distance: float,
+    alignment: Alignment,
+    vetoes: Sequence[Veto],
+) -> PairFeatures:
+    """Features of (candidate text `a`, incoming text `b`)."""
+    hard, soft = split_vetoes(vetoes)
+    ab, bb = alignment.a_best, alignment.b_best
+    both = np.concatenate([ab, bb]) if len(ab) + len(bb) else np.ones(1)
+    min_a = float(ab.min()) if len(ab) else 1.0
+    min_b = float(bb.min()) if len(bb) else 1.0
+    unaligned = [float((ab < t).sum() + (bb < t).sum()) for t in UNALIGNED]
+    unaligned_both = [float(min((ab < t).sum(), (bb < t).sum())) for t in UNALIGNED]
+    an_a, an_b = gtext.analyse(text_a), gtext.analyse(text_b)
+    wa = set(an_a.content_words)
+    wb = set(an_b.content_words)
+    jac = gguards.overlap(tuple(wa), tuple(wb))
+    na, nb = max(1, len(ab)), max(1, len(bb))
+    guard_names = {v.guard for v in soft}
+    marker = float(bool(UPDATE_MARKERS.search(text_b)) and not UPDATE_MARKERS.search(text_a))
+    ctx = alignment.shared_context
+    mid = UNALIGNED[1]
+    ua, ub = float((ab < mid).sum()), float((bb < mid).sum())
+    values = np.array(
+        [
+            1.0,
+            distance,
+            float(both.min()),
+            float(both.mean()),
+            min_a,
+            min_b,
+            *unaligned,
+            *unaligned_both,
+            float(ctx.min()) if len(ctx) else 1.0,
+            float(ctx.mean()) if len(ctx) else 1.0,
+            float((ctx < 0.8).sum()),
+            max(ua / max(1, len(ab)), ub / max(1, len(bb))),
+            min(ua / max(1, len(ab)), ub / max(1, len(bb))),
+            max(ua, ub),
+            jac,
+            min(na, nb) / max(na, nb),
+            float(np.log(na + nb)),
+            *(float(g in guard_names) for g in SOFT_GUARDS),
+            marker,
+            float(an_a.negated != an_b.negated),
+            float(
+                bool(CORRECTION_MARKERS.search(text_b)) and not CORRECTION_MARKERS.search(text_a)
+            ),
+            float(_inversions(an_a.words, an_b.words)),
+            float(ub > 0 and ua == 0),
+            float(ua > 0 and ub == 0),
+        ],
+        dtype=np.float64,
+    )
+    return PairFeatures(
+        values,
+        hard,
+        soft,
+        tuple(w for w, s in zip(alignment.a_words, ab, strict=True) if s < mid),
+        tuple(w for w, s in zip(alignment.b_words, bb, strict=True) if s < mid),
+        len(ab),
+        len(bb),
+    )
