@@ -162,6 +162,14 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "512",
         "per-process budget for cached namespaces' vectors (least recently used evicted)",
     ),
+    "MEMSIEVE_FLUSH_SLICE_MS": (
+        "1000",
+        "a flush drains about this long, then re-queues the rest behind live work",
+    ),
+    "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS": (
+        "10000",
+        "a backfilled namespace gets a flush ahead of the backlog at most this often",
+    ),
 }
 
 
@@ -298,6 +306,12 @@ class Settings:
     policy_file: str | None
     metrics_hash_namespaces: bool = False
     key_file: str | None = None
+    # A flush task drains for about this long, then re-queues the rest on the flush lane,
+    # so a live lesson never waits for a whole backlog (worker/flow/pipeline.py).
+    flush_slice_ms: int = 1000
+    # A backfilled namespace gets a flush ahead of the backlog at most this often; its
+    # other flushes queue behind the backfill's captures and drain full batches.
+    backfill_flush_every_ms: int = 10000
     # Largest capture message accepted (bytes of the body as the broker delivers it).
     max_message_bytes: int = 16 * 1024 * 1024
     # The optional LLM judge of the gate (memsieve.judge_llm): off while the model is "".
@@ -409,6 +423,8 @@ class Settings:
                 else hash_ns in ("true", "1", "yes")
             ),
             key_file=env.get("MEMSIEVE_KEY_FILE") or None,
+            flush_slice_ms=_int(env, "MEMSIEVE_FLUSH_SLICE_MS", 1000, 1),
+            backfill_flush_every_ms=_int(env, "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS", 10000, 0),
             max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
             judge=_choice(env, "MEMSIEVE_JUDGE", ("guards", "classifier"), "guards"),
             judge_llm_model=env.get("MEMSIEVE_JUDGE_LLM_MODEL", "").strip(),

@@ -59,6 +59,8 @@ DEFAULT_IS_FINE = {
     "MEMSIEVE_GATE_SEARCH": "memory is the fast, exact default",
     "MEMSIEVE_ON_CONFLICT": "keep: updates stay visible as conflicts until resolved",
     "MEMSIEVE_GATE_CACHE_MB": "default budget per worker process",
+    "MEMSIEVE_FLUSH_SLICE_MS": "default",
+    "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS": "default",
     "MEMSIEVE_STARTUP_WAIT": "default; the restart policy covers longer outages",
     "MEMSIEVE_MAX_MESSAGE_BYTES": "default; 16 MiB is far above any lesson",
     "MEMSIEVE_THRESHOLD_<KIND>": "the measured per-kind table is the default",
