@@ -117,6 +117,9 @@ class Worker:
             time.sleep(0.1)
         raise RuntimeError("worker did not start:\n" + self.log.read_text(errors="replace")[-3000:])
 
+    def tail(self, n: int = 3000) -> str:
+        return self.log.read_text(errors="replace")[-n:]
+
     def peak_rss_mb(self) -> dict[str, float]:
         """VmHWM (peak resident set) of the worker's main process and each child, in MiB."""
         import psutil
@@ -148,7 +151,8 @@ class Worker:
                 except ProcessLookupError:
                     pass
                 self.proc.wait(timeout=10)
-        self.log.unlink(missing_ok=True)
+        if not os.environ.get("MEMSIEVE_BENCH_KEEP_LOGS"):
+            self.log.unlink(missing_ok=True)
 
 
 def make_events(

@@ -48,8 +48,9 @@ def capture(self: Any, payload: Any) -> dict[str, int]:
         )
         raise self.retry(exc=exc, countdown=runtime.backoff(self.request.retries)) from None
     touched = sorted({a.namespace for a in accepted if a.status == "pending" and a.namespace})
+    lane = lane_of(self.request)
     for ns in touched:
-        wake(pipe.redis, ns)
+        wake(pipe.redis, ns, lane, pipe.settings.backfill_flush_every_ms / 1000)
     counts = {"pending": 0, "rejected": 0, "duplicate": 0}
     for a in accepted:
         counts[a.status] = counts.get(a.status, 0) + 1
@@ -62,34 +63,74 @@ def capture(self: Any, payload: Any) -> dict[str, int]:
 # marker and schedules a new flush. The TTL only bounds how long a lost flush message can
 # mute the wake-ups of a namespace (the sweeper re-flushes pending events anyway).
 SCHEDULED_TTL_S = 1
+# A backfill's flush waits behind its captures; the sweeper still bounds a lost one.
+BACKFILL_TTL_S = 120
 
 
-def scheduled_key(namespace: str) -> str:
-    return constants.flush_scheduled_key(namespace)
+def scheduled_key(namespace: str, lane: str = constants.QUEUE) -> str:
+    return constants.flush_scheduled_key(namespace, lane)
 
 
-def wake(client: redis.Redis, namespace: str) -> None:
-    """Schedule a flush of `namespace` unless one is queued and not yet draining."""
+def lane_of(request: Any) -> str:
+    """The lane a capture message came on: backfill captures wake backfill flushes."""
+    info = getattr(request, "delivery_info", None) or {}
+    key = info.get("routing_key") if isinstance(info, dict) else None
+    return constants.QUEUE_BACKFILL if key == constants.QUEUE_BACKFILL else constants.QUEUE
+
+
+def wake(
+    client: redis.Redis, namespace: str, lane: str = constants.QUEUE, every: float = 0.0
+) -> None:
+    """Schedule a flush of `namespace` unless one woken from its lane is queued and not
+    yet draining.
+
+    Live captures wake a flush on the live queue: it runs before any backfill work.
+    Backfill captures wake one ahead of the backlog (the flush lane) at most once per
+    `every` seconds per namespace, so a backfill's first memories show at once; the
+    others queue behind the backfill's own captures (the backfill lane), so they drain
+    full batches instead of a handful of events per embedding request.
+    """
+    live = lane == constants.QUEUE
+    marker = scheduled_key(namespace, constants.QUEUE if live else constants.QUEUE_BACKFILL)
+    queue = constants.QUEUE if live else constants.QUEUE_BACKFILL
     try:
-        if not client.set(scheduled_key(namespace), "1", nx=True, ex=SCHEDULED_TTL_S):
+        # A backfill flush can wait behind many captures: its marker must outlive that
+        # wait, or every capture meanwhile would queue another flush of the namespace.
+        if not client.set(marker, "1", nx=True, ex=SCHEDULED_TTL_S if live else BACKFILL_TTL_S):
             return
+        if not live and (
+            every <= 0
+            or client.set(
+                constants.backfill_flushed_key(namespace), "1", nx=True, px=int(every * 1000)
+            )
+        ):
+            queue = constants.QUEUE_FLUSH
     except redis.RedisError as exc:
         log.warning("flush marker of %s: %s; scheduling anyway", namespace, exc)
-    if not flush_later(namespace):
+    if not flush_later(namespace, queue=queue, marker_lane=constants.QUEUE if live else lane):
         # Nothing was queued to clear the marker: let the next capture schedule.
         try:
-            client.delete(scheduled_key(namespace))
+            client.delete(marker)
         except redis.RedisError:
-            pass  # it expires within SCHEDULED_TTL_S
+            pass  # it expires within its TTL
 
 
-def flush_later(namespace: str, countdown: float = 0.0) -> bool:
-    """Queue a flush of `namespace`; False if the broker refused (the sweeper will find it)."""
+def flush_later(
+    namespace: str,
+    countdown: float = 0.0,
+    queue: str = constants.QUEUE_FLUSH,
+    marker_lane: str | None = None,
+) -> bool:
+    """Queue a flush of `namespace` on `queue`; False if the broker refused (the sweeper
+    will find it). `marker_lane` names the scheduled-flush marker the flush clears
+    (constants.QUEUE: live, QUEUE_BACKFILL: backfill; None: none). Retries and leftovers
+    go on the flush lane."""
     try:
         app.send_task(
             constants.TASK_FLUSH,
             args=[namespace],
-            queue=constants.QUEUE,
+            kwargs={"lane": marker_lane},
+            queue=queue,
             countdown=countdown or None,
         )
     except (redis.RedisError, OSError, kombu.exceptions.OperationalError) as exc:

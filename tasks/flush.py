@@ -22,7 +22,9 @@ log = logging.getLogger("memsieve.tasks.flush")
     reject_on_worker_lost=True,
     max_retries=50,
 )
-def flush(self: Any, namespace: Any) -> dict[str, Any]:
+def flush(self: Any, namespace: Any, lane: Any = constants.QUEUE) -> dict[str, Any]:
+    """`lane`: the marker this flush clears (constants.QUEUE: woken by a live capture,
+    QUEUE_BACKFILL: by a backfill capture, None: a retry, leftover or sweep)."""
     if not isinstance(namespace, str):
         return {"error": "namespace must be a string"}
     pipe = runtime.pipeline()
@@ -30,8 +32,11 @@ def flush(self: Any, namespace: Any) -> dict[str, Any]:
         # Before claiming anything: a capture from now on schedules a new flush, and one
         # that skipped scheduling (it saw the marker) inserted its events before, so this
         # flush claims them.
-        pipe.redis.delete(scheduled_key(namespace))
-        result = pipe.flush(namespace)
+        if lane in (constants.QUEUE, constants.QUEUE_BACKFILL):
+            pipe.redis.delete(scheduled_key(namespace, lane))
+        # One slice of work, then the rest goes back on the flush lane: a process never
+        # stays away from the live queue for more than about a slice.
+        result = pipe.flush(namespace, budget=pipe.settings.flush_slice_ms / 1000)
     except errors.EmbedderMismatch:
         raise
     except (
@@ -60,14 +65,20 @@ def flush(self: Any, namespace: Any) -> dict[str, Any]:
             " stopped draining, another worker owns the namespace now",
             namespace,
         )
-    if result.failed:
+    # Leftovers of a live flush go ahead of any backlog; those of a backfill's flush (or a
+    # sweep) go behind it, where the backfill's other flushes wait too.
+    again = constants.QUEUE_FLUSH if lane == constants.QUEUE else constants.QUEUE_BACKFILL
+    if result.more:
+        # The slice ran out with events still pending: the rest, after live work.
+        flush_later(namespace, queue=again)
+    elif result.failed:
         # Events that failed again stay pending: try them later, with backoff (the
         # sweeper would find them too). Each failure used up one of their attempts.
-        flush_later(namespace, countdown=runtime.backoff(3))
+        flush_later(namespace, countdown=runtime.backoff(3), queue=again)
     elif pipe.store.has_pending(namespace):
         # Lost wake-up: events that arrived while we held the lock and whose own flush
         # was refused are picked up here.
-        flush_later(namespace)
+        flush_later(namespace, queue=again)
     counts: dict[str, Any] = {"namespace": namespace}
     for o in result.outcomes:
         counts[o.decision] = counts.get(o.decision, 0) + 1

@@ -34,6 +34,10 @@ def configure(settings: Settings) -> Celery:
         # return within ~1.1x the timeout. Ignored by the AMQP transport, where the
         # broker requeues a dead consumer's unacked messages at once.
         broker_transport_options={
+            # Redis: poll the lanes in the order of constants.QUEUES every time (BRPOP
+            # takes the first non-empty list), not round-robin: a live capture is taken
+            # before any queued backfill work. AMQP ignores it (see docs/performance.md).
+            "queue_order_strategy": "priority",
             "visibility_timeout": settings.visibility_timeout,
             "unacked_restore_interval": max(1, settings.visibility_timeout // 10),
             "unacked_restore_throttle": 1,
@@ -97,7 +101,13 @@ def _sweep_loop(settings: Settings) -> None:
             if not client.set(constants.SWEEP_LEADER_KEY, "1", nx=True, ex=interval):
                 continue
             for ns in store.pending_namespaces(older_than_s=interval):
-                app.send_task(constants.TASK_FLUSH, args=[ns], queue=constants.QUEUE)
+                app.send_task(
+                    constants.TASK_FLUSH,
+                    args=[ns],
+                    # Behind any backlog: a safety net, not a fast path.
+                    kwargs={"lane": None},
+                    queue=constants.QUEUE_BACKFILL,
+                )
                 log.info("sweep: flushing namespace %s (pending events waited > %ss)", ns, interval)
             scrubber.tick()
         except Exception as exc:  # noqa: BLE001 - the sweeper must outlive outages

@@ -1,6 +1,14 @@
 """Names that several parts must agree on: Redis keys, queues, task names."""
 
+# Three lanes, consumed in this order of priority (Redis: strictly, see worker/app.py):
+# live captures (what producers and agents send) and the flushes they wake; retries,
+# leftovers of a flush's time slice and a backfilled namespace's first flush; backfill
+# captures (`memsieve backfill`, `memsieve enqueue` of several events), their other
+# flushes and the sweeper's. A live lesson never waits behind a backlog.
 QUEUE = "memsieve"
+QUEUE_FLUSH = "memsieve.flush"
+QUEUE_BACKFILL = "memsieve.backfill"
+QUEUES = (QUEUE, QUEUE_FLUSH, QUEUE_BACKFILL)
 
 TASK_CAPTURE = "memsieve.capture"
 TASK_FLUSH = "memsieve.flush"
@@ -16,9 +24,19 @@ def flush_retry_key(namespace: str) -> str:
     return f"{KEY_PREFIX}:flush-retry:ns:{namespace}"
 
 
-def flush_scheduled_key(namespace: str) -> str:
-    """Set while a flush of the namespace is queued and not yet draining (tasks/capture.py)."""
-    return f"{KEY_PREFIX}:flush-scheduled:ns:{namespace}"
+def flush_scheduled_key(namespace: str, lane: str = QUEUE) -> str:
+    """Set while a flush woken from `lane` (live or backfill) is queued and not yet draining
+    (tasks/capture.py). One marker per lane: a backfill's queued flush never mutes the
+    wake-up of a live capture."""
+    if lane == QUEUE:
+        return f"{KEY_PREFIX}:flush-scheduled:ns:{namespace}"
+    return f"{KEY_PREFIX}:flush-scheduled:{lane}:ns:{namespace}"
+
+
+def backfill_flushed_key(namespace: str) -> str:
+    """Set for MEMSIEVE_BACKFILL_FLUSH_EVERY_MS after a backfill flush of the namespace was
+    queued ahead of the backlog; meanwhile its flushes queue behind it (tasks/capture.py)."""
+    return f"{KEY_PREFIX}:backfill-flushed:ns:{namespace}"
 
 
 SWEEP_LEADER_KEY = f"{KEY_PREFIX}:sweep-leader"

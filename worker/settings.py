@@ -136,6 +136,11 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "",
         "comma list of the namespaces `memsieve mcp` may use (when no --namespace is given)",
     ),
+    "MEMSIEVE_JUDGE": (
+        "guards",
+        "judge of close pairs: guards (lexical guards; the default) | classifier (trained pair "
+        "classifier: fewer false supersedes, fewer rewordings caught, ~2x gate CPU)",
+    ),
     "MEMSIEVE_JUDGE_LLM_MODEL": ("", "chat model of the optional LLM judge (unset: off)"),
     "MEMSIEVE_JUDGE_LLM_BASE_URL": (
         "= MEMSIEVE_OPENAI_BASE_URL",
@@ -157,6 +162,14 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "512",
         "per-process budget for cached namespaces' vectors (least recently used evicted)",
     ),
+    "MEMSIEVE_FLUSH_SLICE_MS": (
+        "1000",
+        "a flush drains about this long, then re-queues the rest behind live work",
+    ),
+    "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS": (
+        "10000",
+        "a backfilled namespace gets a flush ahead of the backlog at most this often",
+    ),
 }
 
 
@@ -166,6 +179,13 @@ def _load_policy(policy_file: str | None, env: Mapping[str, str]) -> PolicyConfi
     from memsieve.capture.policy import PolicyConfig
 
     return PolicyConfig.load(policy_file, env)
+
+
+def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str) -> str:
+    value = (env.get(name) or default).strip().lower()
+    if value not in allowed:
+        raise ConfigError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
 
 
 def _int(env: Mapping[str, str], name: str, default: int, lo: int = 0) -> int:
@@ -286,9 +306,17 @@ class Settings:
     policy_file: str | None
     metrics_hash_namespaces: bool = False
     key_file: str | None = None
+    # A flush task drains for about this long, then re-queues the rest on the flush lane,
+    # so a live lesson never waits for a whole backlog (worker/flow/pipeline.py).
+    flush_slice_ms: int = 1000
+    # A backfilled namespace gets a flush ahead of the backlog at most this often; its
+    # other flushes queue behind the backfill's captures and drain full batches.
+    backfill_flush_every_ms: int = 10000
     # Largest capture message accepted (bytes of the body as the broker delivers it).
     max_message_bytes: int = 16 * 1024 * 1024
     # The optional LLM judge of the gate (memsieve.judge_llm): off while the model is "".
+    # MEMSIEVE_JUDGE: guards | classifier (docs/dedupe-quality.md has both measured).
+    judge: str = "guards"
     judge_llm_model: str = ""
     judge_llm_base_url: str | None = None
     judge_llm_api_key: str = field(default="", repr=False)
@@ -395,7 +423,10 @@ class Settings:
                 else hash_ns in ("true", "1", "yes")
             ),
             key_file=env.get("MEMSIEVE_KEY_FILE") or None,
+            flush_slice_ms=_int(env, "MEMSIEVE_FLUSH_SLICE_MS", 1000, 1),
+            backfill_flush_every_ms=_int(env, "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS", 10000, 0),
             max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
+            judge=_choice(env, "MEMSIEVE_JUDGE", ("guards", "classifier"), "guards"),
             judge_llm_model=env.get("MEMSIEVE_JUDGE_LLM_MODEL", "").strip(),
             judge_llm_base_url=_url(env, "MEMSIEVE_JUDGE_LLM_BASE_URL", ("http", "https"))
             or _url(env, "MEMSIEVE_OPENAI_BASE_URL", ("http", "https")),

@@ -18,11 +18,34 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION public.memsieve_bump_old_namespace_version() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'DELETE' OR OLD.namespace IS DISTINCT FROM NEW.namespace THEN
+        INSERT INTO namespace_versions AS v (namespace, version) VALUES (OLD.namespace, 1)
+        ON CONFLICT (namespace) DO UPDATE SET version = v.version + 1;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
 CREATE FUNCTION public.memsieve_now() RETURNS timestamp with time zone
     LANGUAGE sql
     AS $$
     SELECT coalesce(nullif(current_setting('memsieve.now', true), '')::timestamptz,
                     clock_timestamp())
+$$;
+
+CREATE FUNCTION public.memsieve_stamp_row_version() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO namespace_versions AS v (namespace, version) VALUES (NEW.namespace, 1)
+    ON CONFLICT (namespace) DO UPDATE SET version = v.version + 1
+    RETURNING version INTO NEW.row_version;
+    RETURN NEW;
+END
 $$;
 
 CREATE FUNCTION public.memsieve_track_conflicts() RETURNS trigger
@@ -131,6 +154,7 @@ CREATE TABLE public.memories (
     created_at timestamp with time zone DEFAULT public.memsieve_now() NOT NULL,
     deleted_at timestamp with time zone,
     decision jsonb DEFAULT '{}'::jsonb NOT NULL,
+    row_version bigint,
     CONSTRAINT memories_check CHECK (((deleted_at IS NULL) OR (deleted_at >= created_at))),
     CONSTRAINT memories_check1 CHECK (((supersedes IS NULL) OR (supersedes <> id))),
     CONSTRAINT memories_embedding_dims_check CHECK ((embedding_dims > 0)),
@@ -274,6 +298,8 @@ CREATE UNIQUE INDEX memories_live_hash ON public.memories USING btree (namespace
 
 CREATE INDEX memories_live_ns ON public.memories USING btree (namespace, embedding_model) WHERE (deleted_at IS NULL);
 
+CREATE INDEX memories_namespace_row_version ON public.memories USING btree (namespace, row_version);
+
 CREATE INDEX memories_ns_created ON public.memories USING btree (namespace, created_at);
 
 CREATE INDEX memory_conflicts_loser ON public.memory_conflicts USING btree (loser_id);
@@ -296,7 +322,9 @@ CREATE INDEX memory_revisions_older ON public.memory_revisions USING btree (olde
 
 CREATE UNIQUE INDEX memory_revisions_undoes ON public.memory_revisions USING btree (undoes);
 
-CREATE TRIGGER memories_bump_namespace_version AFTER INSERT OR DELETE OR UPDATE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memsieve_bump_namespace_version();
+CREATE TRIGGER memories_bump_old_namespace_version AFTER DELETE OR UPDATE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memsieve_bump_old_namespace_version();
+
+CREATE TRIGGER memories_stamp_row_version BEFORE INSERT OR UPDATE ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memsieve_stamp_row_version();
 
 CREATE TRIGGER memories_track_conflicts AFTER UPDATE OF deleted_at ON public.memories FOR EACH ROW EXECUTE FUNCTION public.memsieve_track_conflicts();
 

@@ -12,6 +12,10 @@ Scripting, per test:
     fake.bad_marker = "<<BAD>>"        # any request holding an input with it -> 400
     fake.throttle_every = 2            # every 2nd request -> 429 with retry_after_ms
     fake.api_key = "sk-test"           # anything else -> 401
+    fake.answer_format = "float"       # floats whatever was asked, as many compatible
+                                       # servers do ("base64": always base64; "request":
+                                       # what the request's encoding_format asks, default)
+    fake.push(Reply(garble=True))      # a 200 whose body is cut short (a broken proxy)
 
 Counters (thread-safe): requests, inputs, tokens (cl100k_base) received, and `log`, one
 Seen per request.
@@ -19,7 +23,6 @@ Seen per request.
 
 from __future__ import annotations
 
-import array
 import base64
 import json
 import socket
@@ -31,6 +34,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import numpy as np
+import orjson
 from memsieve.embedders import tokens
 from memsieve.embedders.hashing import HashingEmbedder
 
@@ -51,6 +56,7 @@ class Reply:
     code: str | None = None  # error.code, e.g. "insufficient_quota"
     param: str | None = None  # error.param, e.g. "input[3]"
     message: str = "scripted failure"
+    garble: bool = False  # 200 with a truncated JSON body
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,7 @@ class Seen:
     inputs: int
     tokens: int
     status: int  # 0 = connection reset
+    encoding: str | None = None  # the request's encoding_format
 
 
 @dataclass
@@ -115,7 +122,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             problem = fake._validate(inputs, counts)
             status = 400 if problem else 200
-        fake._record(len(inputs), sum(counts), status)
+        fmt = req.get("encoding_format") if isinstance(req, dict) else None
+        fake._record(len(inputs), sum(counts), status, fmt if isinstance(fmt, str) else None)
         if reply.delay:
             fake._stopping.wait(reply.delay)
         if status == 0:
@@ -134,26 +142,29 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(status, reply.message, reply.code, reply.param, reply)
             return
         dims = int(req.get("dimensions") or fake.default_dims)
-        vecs = HashingEmbedder(dims).embed(inputs)
-        b64 = req.get("encoding_format") == "base64"
+        vecs = np.asarray(HashingEmbedder(dims).embed(inputs), dtype="<f4")
+        fmt = fake.answer_format
+        b64 = req.get("encoding_format") == "base64" if fmt == "request" else fmt == "base64"
         data = [
             {
                 "object": "embedding",
                 "index": i,
-                "embedding": base64.b64encode(array.array("f", v).tobytes()).decode() if b64 else v,
+                # Floats as a real server writes float32s: shortest round-trip decimals.
+                "embedding": base64.b64encode(v.tobytes()).decode() if b64 else v,
             }
             for i, v in enumerate(vecs)
         ]
         total = sum(counts)
-        self._send(
-            200,
-            {
-                "object": "list",
-                "data": data,
-                "model": req.get("model", ""),
-                "usage": {"prompt_tokens": total, "total_tokens": total},
-            },
-        )
+        payload = {
+            "object": "list",
+            "data": data,
+            "model": req.get("model", ""),
+            "usage": {"prompt_tokens": total, "total_tokens": total},
+        }
+        raw = orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY)
+        if reply.garble:
+            raw = raw[: len(raw) // 2]
+        self._send_raw(200, raw)
 
     def _error(
         self,
@@ -172,7 +183,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, {"error": err}, headers)
 
     def _send(self, status: int, payload: object, headers: dict[str, str] | None = None) -> None:
-        raw = json.dumps(payload).encode()
+        self._send_raw(status, json.dumps(payload).encode(), headers)
+
+    def _send_raw(self, status: int, raw: bytes, headers: dict[str, str] | None = None) -> None:
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -195,6 +208,8 @@ class FakeOpenAI:
         self.bad_marker_reports_index = False  # send error.param = "input[i]"
         self.throttle_every = 0  # every Nth request -> 429 (0 = off)
         self.throttle_retry_after_ms = "10"
+        self.answer_format = "request"  # "request" | "float" | "base64"
+        self.delay = 0.0  # seconds before every answer (a provider's round trip)
         self._state = _State()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -272,11 +287,11 @@ class FakeOpenAI:
                     code="rate_limit_exceeded",
                     message="Rate limit reached for requests",
                 )
-            return Reply()
+            return Reply(delay=self.delay)
 
-    def _record(self, n_inputs: int, n_tokens: int, status: int) -> None:
+    def _record(self, n_inputs: int, n_tokens: int, status: int, encoding: str | None) -> None:
         with self._lock:
-            self._state.log.append(Seen(time.monotonic(), n_inputs, n_tokens, status))
+            self._state.log.append(Seen(time.monotonic(), n_inputs, n_tokens, status, encoding))
 
     def _validate(self, inputs: list[Any], counts: list[int]) -> tuple[str, str | None] | None:
         if not inputs or len(inputs) > MAX_INPUTS:
@@ -292,3 +307,29 @@ class FakeOpenAI:
                 param = f"input[{i}]" if self.bad_marker_reports_index else None
                 return "'$.input' is invalid", param
         return None
+
+
+def main() -> None:
+    """Serve in this process until killed (the bench runs it beside the worker):
+    python -m tests.support.openai_server --delay 0.1 --format float --url-file PATH"""
+    import argparse
+    import signal
+    from pathlib import Path
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--delay", type=float, default=0.0, help="seconds before every answer")
+    ap.add_argument("--format", default="request", choices=["request", "float", "base64"])
+    ap.add_argument("--url-file", required=True, help="where to write the base URL when ready")
+    args = ap.parse_args()
+    fake = FakeOpenAI()
+    fake.delay = args.delay
+    fake.answer_format = args.format
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with fake:
+        Path(args.url_file).write_text(fake.base_url)
+        stop.wait()
+
+
+if __name__ == "__main__":
+    main()

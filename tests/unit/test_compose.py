@@ -36,6 +36,7 @@ CREDENTIALS = {
 
 # Settings the compose stack leaves at their defaults, and why that is right there.
 DEFAULT_IS_FINE = {
+    "MEMSIEVE_JUDGE": "guards, the measured default",
     "MEMSIEVE_JUDGE_LLM_MODEL": "the LLM judge is off unless configured",
     "MEMSIEVE_JUDGE_LLM_BASE_URL": "only with the LLM judge",
     "MEMSIEVE_JUDGE_LLM_API_KEY": "only with the LLM judge",
@@ -58,6 +59,8 @@ DEFAULT_IS_FINE = {
     "MEMSIEVE_GATE_SEARCH": "memory is the fast, exact default",
     "MEMSIEVE_ON_CONFLICT": "keep: updates stay visible as conflicts until resolved",
     "MEMSIEVE_GATE_CACHE_MB": "default budget per worker process",
+    "MEMSIEVE_FLUSH_SLICE_MS": "default",
+    "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS": "default",
     "MEMSIEVE_STARTUP_WAIT": "default; the restart policy covers longer outages",
     "MEMSIEVE_MAX_MESSAGE_BYTES": "default; 16 MiB is far above any lesson",
     "MEMSIEVE_THRESHOLD_<KIND>": "the measured per-kind table is the default",

@@ -95,11 +95,22 @@ def test_guard_judge_uses_only_its_guards() -> None:
     assert j.verdict is Verdict.SAME
 
 
-def test_default_judge_per_embedder() -> None:
+def test_default_judge_per_setting_and_embedder() -> None:
     from memsieve.gate.judge_classifier import ClassifierJudge
+    from memsieve.settings import Settings
 
-    assert isinstance(default_judge(embedder_model="hashing-v1-384"), GuardJudge)
-    assert isinstance(default_judge(embedder_model="all-MiniLM-L6-v2"), ClassifierJudge)
+    guards, classifier = Settings.from_env({}), Settings.from_env({"MEMSIEVE_JUDGE": "classifier"})
+    assert isinstance(default_judge(guards, embedder_model="all-MiniLM-L6-v2"), GuardJudge)
+    assert isinstance(default_judge(classifier, embedder_model="hashing-v1-384"), GuardJudge)
+    assert isinstance(default_judge(classifier, embedder_model="all-MiniLM-L6-v2"), ClassifierJudge)
+
+
+def test_a_judge_other_than_guards_or_classifier_fails_at_start_up() -> None:
+    from memsieve.errors import ConfigError
+    from memsieve.settings import Settings
+
+    with pytest.raises(ConfigError, match="MEMSIEVE_JUDGE must be one of guards, classifier"):
+        Settings.from_env({"MEMSIEVE_JUDGE": "llm"})
 
 
 def test_verdict_values_are_the_recorded_strings() -> None:

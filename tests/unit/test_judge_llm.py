@@ -205,6 +205,7 @@ def test_default_judge_puts_the_llm_in_front_when_configured(fake: FakeChat) -> 
     settings = Settings.from_env(
         {
             "MEMSIEVE_EMBEDDER": "local",
+            "MEMSIEVE_JUDGE": "classifier",
             "MEMSIEVE_JUDGE_LLM_MODEL": "fake-model",
             "MEMSIEVE_JUDGE_LLM_BASE_URL": fake.base_url,
             "MEMSIEVE_JUDGE_LLM_API_KEY": "sk-test",
@@ -213,6 +214,14 @@ def test_default_judge_puts_the_llm_in_front_when_configured(fake: FakeChat) -> 
     judge = service_judge(settings)
     assert isinstance(judge, LLMJudge) and judge.name == "llm:fake-model"
     assert judge.fallback.name == "classifier"  # type: ignore[attr-defined]
+    plain = Settings.from_env(
+        {
+            "MEMSIEVE_EMBEDDER": "local",
+            "MEMSIEVE_JUDGE_LLM_MODEL": "m",
+            "MEMSIEVE_JUDGE_LLM_API_KEY": "k",
+        }
+    )
+    assert service_judge(plain).fallback.name == "guards"  # type: ignore[attr-defined]
     hashing = Settings.from_env({"MEMSIEVE_EMBEDDER": "hashing", "MEMSIEVE_JUDGE_LLM_MODEL": "m"})
     assert service_judge(hashing).name == "guards"  # type: ignore[attr-defined]
     assert "sk-test" not in repr(settings)

@@ -189,7 +189,7 @@ def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Na
                     app.send_task(
                         constants.TASK_CAPTURE,
                         args=[payloads],
-                        queue=constants.QUEUE,
+                        queue=constants.QUEUE_BACKFILL,
                         argsrepr=_argsrepr(chunk),
                     )
                     outstanding.extend(chunk)

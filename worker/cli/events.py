@@ -55,12 +55,15 @@ def send(items: list[Any], settings: Settings) -> None:
     from memsieve.delivery.consumer import describe_payload
 
     app = configure(settings)
+    # A file of many events is a backfill: it goes on the backfill lane, behind live
+    # captures (constants.QUEUES); one event is a live capture.
+    queue = constants.QUEUE_BACKFILL if len(items) > 1 else constants.QUEUE
     for start in range(0, len(items), CHUNK):
         chunk = items[start : start + CHUNK]
         app.send_task(
             constants.TASK_CAPTURE,
             args=[chunk],
-            queue=constants.QUEUE,
+            queue=queue,
             argsrepr=describe_payload(chunk),
         )
 

@@ -286,7 +286,7 @@ def cmd_down(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from memsieve.constants import QUEUE
+    from memsieve.constants import QUEUES
 
     p = sub.add_parser(
         "up", help="run everything on this machine: embedded Postgres+Redis, worker, Flower"
@@ -298,7 +298,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("worker", help="a Celery worker against the configured services")
     p.add_argument("--concurrency", type=int, default=0)
     p.add_argument("--pool", default="prefork", choices=["prefork", "threads", "solo"])
-    p.add_argument("--queue", default=QUEUE)
+    p.add_argument("--queue", default=",".join(QUEUES))
     p.add_argument("--hostname", default="")
     p.add_argument(
         "--drain",

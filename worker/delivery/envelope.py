@@ -10,7 +10,8 @@ silence. `screen` turns any message for a memsieve task into a clean protocol-2 
   argument other than `payload` (the parameter's name) refuses the message. The clean
   message carries one argument, the list of all events, and no expiry, time limit,
   callback or chain: a capture is never expired, killed or chained.
-- flush: exactly one string argument (a namespace).
+- flush: exactly one string argument (a namespace), and optionally `lane` (which
+  scheduled-flush marker it clears: one of constants.QUEUES, or null).
 
 An eta is kept only when it parses and lies at most `MAX_ETA_S` ahead (the app's own retry
 countdowns, capped at 30 s); any other runs at once: a far eta would hold the message
@@ -163,8 +164,19 @@ def screen(task: str, protocol: int, headers: dict[str, Any], body: Any, raw: by
             )
         return Clean(clean, [[items], {}, dict(CLEAN_EMBED)], refusal)
     if task == constants.TASK_FLUSH:
-        if kwargs or len(args) != 1 or not isinstance(args[0], str) or len(args[0]) > 200:
-            raise Refused("invalid_task_message", "flush takes one argument, a namespace")
+        lane = kwargs.get("lane")
+        if (
+            set(kwargs) - {"lane"}
+            or (lane is not None and lane not in constants.QUEUES)
+            or len(args) != 1
+            or not isinstance(args[0], str)
+            or len(args[0]) > 200
+        ):
+            raise Refused(
+                "invalid_task_message", "flush takes one argument, a namespace (and a lane)"
+            )
         clean["argsrepr"] = "[namespace]"
-        return Clean(clean, [[args[0]], {}, dict(CLEAN_EMBED)])
+        return Clean(
+            clean, [[args[0]], {"lane": lane} if "lane" in kwargs else {}, dict(CLEAN_EMBED)]
+        )
     raise Refused("unknown_task", "not a memsieve task")

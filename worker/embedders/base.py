@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeAlias, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+# A list of floats, or a float32 numpy row (the OpenAI embedder decodes answers straight
+# into one matrix; its rows are handed on without a Python float per number).
+Vector: TypeAlias = list[float] | npt.NDArray[np.float32]
 
 
 @runtime_checkable
@@ -21,7 +28,7 @@ class Embedder(Protocol):
     # Most inputs one embed() call accepts; callers batch up to this.
     max_batch: int
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed(self, texts: Sequence[str]) -> Sequence[Vector]:
         """One vector per text, same order. Raises worker.errors.TransientError /
         PermanentError (PermanentError.index names the bad input when known)."""
         ...

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from memsieve import errors
+from memsieve.embedders import base
 from memsieve.embedders.base import Embedder
 
-Vector = list[float]
+Vector = base.Vector
 
 # Machine-readable reasons carried by EmbedFailure.reason.
 INPUT_TOO_LONG = "input_too_long"  # over the per-input token limit: refused before any call

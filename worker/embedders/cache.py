@@ -38,12 +38,12 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from memsieve import errors
-from memsieve.embedders import batching
+from memsieve.embedders import base, batching
 from memsieve.embedders.base import Embedder
 
 log = logging.getLogger(__name__)
 
-Vector = list[float]
+Vector = base.Vector
 
 
 class EmbeddingCache(Protocol):

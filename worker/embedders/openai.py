@@ -4,7 +4,7 @@ The client's own retries are off (max_retries=0): one place decides what is retr
 long to wait, and how a final failure maps onto worker.errors, and every attempt passes
 through the shared rate limiter.
 
-Retried: timeouts, connection errors, 408, 409, 429 and 5xx, with exponential backoff and
+Retried: timeouts, connection errors, malformed answers, 408, 409, 429 and 5xx, with exponential backoff and
 jitter, or exactly the server's `retry-after-ms` / `Retry-After` when it sends one.
 Never retried: 400, 401, 403, 404, 422, and a 429 whose code is `insufficient_quota`
 (a billing problem that no wait will fix).
@@ -27,7 +27,8 @@ import openai
 import tenacity
 import tenacity.stop
 from memsieve import errors
-from memsieve.embedders import tokens
+from memsieve.embedders import tokens, wire
+from memsieve.embedders.base import Vector
 from memsieve.embedders.batching import EmbedderRefused, InputRejected
 from memsieve.embedders.ratelimit import RateLimiter
 
@@ -63,7 +64,8 @@ def _is_quota(exc: BaseException) -> bool:
 
 def is_retryable(exc: BaseException) -> bool:
     """The retry rule, in one place (see module docstring)."""
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+    if isinstance(exc, (openai.APIConnectionError, wire.MalformedAnswer)):
+        # Timeouts included; a garbled answer (a proxy cut it short) is worth another try.
         return True
     status = _status(exc)
     if status is None or _is_quota(exc):
@@ -152,8 +154,10 @@ class OpenAIEmbedder:
     def count_tokens(self, text: str) -> int:
         return tokens.count_tokens(text)
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """One vector per text. Raises TransientError, InputRejected(index), EmbedderRefused."""
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        """One float32 vector (a row of one numpy matrix) per text.
+
+        Raises TransientError, InputRejected(index), EmbedderRefused."""
         texts = list(texts)
         if not texts:
             return []
@@ -208,28 +212,24 @@ class OpenAIEmbedder:
                 self._client_pid = os.getpid()
             return self._client
 
-    def _attempt(self, texts: list[str], n_tokens: int) -> list[list[float]]:
+    def _attempt(self, texts: list[str], n_tokens: int) -> list[Vector]:
         if self.limiter is not None:
             self.limiter.acquire(requests=1, tokens=n_tokens)
         with self._lock:
             self.stats.requests += 1
             self.stats.inputs += len(texts)
             self.stats.tokens += n_tokens
-        resp = self._client_for_process().embeddings.create(
+        # The raw body, not the client's pydantic models: base64 asked for and decoded in
+        # numpy, and a server that answers floats anyway parsed without pydantic
+        # (memsieve.embedders.wire).
+        raw = self._client_for_process().embeddings.with_raw_response.create(
             input=texts,
             model=self.model,
             dimensions=self.dims if self._send_dims else openai.omit,
+            encoding_format="base64",
         )
-        data = sorted(resp.data, key=lambda d: d.index)
-        if len(data) != len(texts):
-            raise errors.TransientError(f"API returned {len(data)} vectors for {len(texts)} texts")
-        vecs = [list(d.embedding) for d in data]
-        if any(len(v) != self.dims for v in vecs):
-            raise EmbedderRefused(
-                f"{self.model} returned {len(vecs[0])}-d vectors, configured for {self.dims}",
-                reason="dims_mismatch",
-            )
-        return vecs
+        matrix = wire.decode(raw.content, len(texts), self.dims, self.model)
+        return list(matrix)
 
     def _wait(self, state: tenacity.RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None

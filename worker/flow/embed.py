@@ -9,11 +9,12 @@ from typing import Any
 
 import psycopg
 from memsieve import errors, metrics
-from memsieve.embedders import batching, cache
+from memsieve.embedders import base, batching, cache
 from memsieve.embedders.base import Embedder
 from memsieve.store.postgres import Store
 
 EmbedFailure = batching.EmbedFailure
+Vector = base.Vector
 
 
 class StoreCache:
@@ -44,7 +45,7 @@ class Metered:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
         stats = getattr(self._inner, "stats", None)
         tokens, retries = getattr(stats, "tokens", 0), getattr(stats, "retries", 0)
         started, outcome = time.perf_counter(), "error"
@@ -68,7 +69,7 @@ class Metered:
 
 def embed_items(
     embedder: Embedder, store: Store, items: Sequence[tuple[str, str]]
-) -> list[list[float] | EmbedFailure]:
+) -> list[Vector | EmbedFailure]:
     """One vector or EmbedFailure per (content_hash, text): cached ones cost nothing,
     identical texts are sent once, batches respect the provider's limits.
     Raises batching.EmbedderRefused when the provider refuses us (key, quota, model)."""

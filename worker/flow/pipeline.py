@@ -61,6 +61,8 @@ class FlushResult:
     # Events that failed this round and stay pending (retried later, with backoff).
     failed: list[str] = field(default_factory=list)
     lock_lost: bool = False
+    # The time budget ran out before the inbox was empty: flush again (later).
+    more: bool = False
     # Refused at flush time (a `supersedes` naming no memory of the namespace).
     refused: list[str] = field(default_factory=list)
     # Left pending for the next round of this flush (see Pipeline._resolve_targets).
@@ -470,8 +472,12 @@ class Pipeline:
         return out
 
     # -- stages 2-4: embed, lock, gate, write -------------------------------------------
-    def flush(self, namespace: str, wait: float = 0.0) -> FlushResult:
-        """Drain pending events of one namespace. Returns busy=True if another worker holds it."""
+    def flush(self, namespace: str, wait: float = 0.0, budget: float | None = None) -> FlushResult:
+        """Drain pending events of one namespace. Returns busy=True if another worker holds it.
+
+        With a `budget` (seconds), stop claiming new batches once it is spent and return
+        more=True: the caller re-queues the rest, so other work gets its turn.
+        """
         self.ensure_bound()
         result = FlushResult(namespace)
         lock = NamespaceLock(self.redis, namespace, ttl=self.settings.lock_ttl)
@@ -485,7 +491,11 @@ class Pipeline:
             # Stop draining once the lock is lost (we were paused past its TTL): another
             # worker owns the namespace now. Correctness never depended on the lock (the
             # advisory lock and the pending re-check in write_batch guard each write).
+            started = time.monotonic()
             while not lock.lost:
+                if budget is not None and time.monotonic() - started >= budget:
+                    result.more = True
+                    break
                 try:
                     pending = self.store.claim_pending(
                         namespace, self.settings.batch_size, exclude=result.failed
@@ -628,7 +638,7 @@ class Pipeline:
             # pending (nothing is dead-lettered for it) and the flush retries with backoff.
             log.error("embedder refused (%s): %s; events stay pending", exc.reason, exc)
             raise errors.TransientError(f"embedder refused: {exc.reason}") from exc
-        ready: list[tuple[Pending, list[float]]] = []
+        ready: list[tuple[Pending, embed.Vector]] = []
         unavailable: list[str] = []
         refused = 0
         retry_after: float | None = None
@@ -664,7 +674,7 @@ class Pipeline:
             raise errors.TransientError("embedding provider unavailable", retry_after=retry_after)
 
     def _write_ready(
-        self, namespace: str, ready: list[tuple[Pending, list[float]]], result: FlushResult
+        self, namespace: str, ready: list[tuple[Pending, embed.Vector]], result: FlushResult
     ) -> None:
         started = time.monotonic()
         outcomes = self._write(namespace, ready, result)
@@ -687,7 +697,7 @@ class Pipeline:
         result.outcomes.extend(outcomes)
 
     def _write(
-        self, namespace: str, ready: list[tuple[Pending, list[float]]], result: FlushResult
+        self, namespace: str, ready: list[tuple[Pending, embed.Vector]], result: FlushResult
     ) -> list[Outcome]:
         emb = self.embedder
         try:

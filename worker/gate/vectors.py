@@ -8,6 +8,10 @@ equals the namespace's version row in Postgres (bumped by a trigger on every cha
 `memories`, migration 050), so a write from another process or another tool is never
 missed: the set is reloaded instead.
 
+A copy behind the database's version is brought up to date with the rows changed since
+(`memories.row_version`, migration 110; memsieve.store.gate_load), not reloaded whole:
+another worker's batch costs this one its rows, not the namespace's.
+
 Why not the database: an exact search reads every 1,536-d vector of the namespace out of
 TOAST (~24 ms at 2,500 rows), and filtered HNSW is approximate, may return fewer rows
 than asked, and costs ~2.5 ms of index maintenance per insert. A matrix product over
@@ -94,6 +98,15 @@ class LiveSet:
         self.by_id[row.memory_id] = i
         self.by_hash[row.content_hash] = i
 
+    def upsert(self, row: Row, unit_vector: np.ndarray, alive: bool) -> None:
+        """Apply one row as the database has it now (incremental reload): a row seen before
+        is replaced, a row no longer live only hidden."""
+        old = self.by_id.get(row.memory_id)
+        if old is not None:
+            self.kill(row.memory_id)
+        if alive:
+            self.append(row, unit_vector)
+
     def kill(self, memory_id: str) -> None:
         i = self.by_id.get(memory_id)
         if i is None or not self._alive[i]:
@@ -128,7 +141,13 @@ class NamespaceCache:
         self._items: OrderedDict[tuple[str, str], tuple[int, LiveSet]] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
-        self.loads = 0
+        self.loads = 0  # full loads from the database
+        self.refreshes = 0  # copies brought up to date with only the rows changed since
+
+    def peek(self, namespace: str, model: str) -> tuple[int, LiveSet] | None:
+        """The cached copy at whatever version it is (to bring up to date), or None."""
+        with self._lock:
+            return self._items.get((namespace, model))
 
     def get(self, namespace: str, model: str, version: int) -> LiveSet | None:
         with self._lock:
@@ -140,15 +159,22 @@ class NamespaceCache:
             return item[1]
 
     def put(self, namespace: str, model: str, version: int, live: LiveSet) -> None:
+        """Keep `live` at `version`, evicting the least recently used others past the budget.
+
+        A set larger than the whole budget is not kept, and costs the others nothing: it
+        used to empty the cache of every namespace of the process on each of its writes.
+        """
+        key = (namespace, model)
         with self._lock:
-            self._items[(namespace, model)] = (version, live)
-            self._items.move_to_end((namespace, model))
+            if live.nbytes > self.budget:
+                self._items.pop(key, None)
+                return
+            self._items[key] = (version, live)
+            self._items.move_to_end(key)
             total = sum(s.nbytes for _, s in self._items.values())
             while total > self.budget and len(self._items) > 1:
                 _, (_, dropped) = self._items.popitem(last=False)
                 total -= dropped.nbytes
-            if total > self.budget:
-                self._items.clear()  # one namespace larger than the budget: never cached
 
     def drop(self, namespace: str, model: str) -> None:
         with self._lock:

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from memsieve.history.format import fmt_ts, is_uuid, short
 from memsieve.store.postgres import Store
 from psycopg.rows import dict_row
@@ -203,7 +204,7 @@ def lineage_in(cur: Any, memory_id: str) -> Lineage | None:
 
 
 def recall_as_of(
-    store: Store, namespace: str, vector: list[float], model: str, as_of: datetime, k: int = 5
+    store: Store, namespace: str, vector: npt.ArrayLike, model: str, as_of: datetime, k: int = 5
 ) -> list[Recalled]:
     """The k memories nearest `vector` among those live in `namespace` at `as_of` (exact scan).
 

@@ -29,7 +29,7 @@ import psycopg
 from memsieve import errors
 from memsieve.gate import batch, vectors
 from memsieve.gate.decide import Candidate
-from memsieve.store import gate_sql
+from memsieve.store import gate_load, gate_sql
 from memsieve.store.rows import Outcome
 
 INSERT_MEMORY = (
@@ -132,10 +132,9 @@ def write_batch(
         live = gate_sql.load_nearest(cur, namespace, model, dims, todo, config.k)
         cached = partial = True
     else:
-        hit = cache.get(namespace, model, version)
-        cached = hit is not None
+        # Cached, brought up to date with the rows changed since, or loaded whole.
+        live, cached = gate_load.live_for(cur, cache, namespace, model, dims, version)
         partial = False
-        live = hit if hit is not None else load_live(cur, namespace, model, dims)
     raw = np.asarray([v for _, v in todo], dtype=np.float32).reshape(len(todo), dims)
     in_conflict: frozenset[str] = frozenset()
     if any(ev.target_memory for ev, _ in todo):

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import psycopg
 from memsieve import errors
 from memsieve.gate import batch, vectors
@@ -404,7 +405,7 @@ class Store:
     def write_batch(
         self,
         namespace: str,
-        items: Sequence[tuple[Pending, list[float]]],
+        items: Sequence[tuple[Pending, npt.ArrayLike]],
         model: str,
         dims: int,
         threshold_for: Callable[[str], float],
@@ -446,7 +447,7 @@ class Store:
 
     # -- reads ------------------------------------------------------------------------
     def recall(
-        self, namespace: str, vector: list[float], model: str, k: int = 5
+        self, namespace: str, vector: npt.ArrayLike, model: str, k: int = 5
     ) -> list[dict[str, Any]]:
         """The k nearest live memories, each with its open conflicts marked (the newer
         member of a conflict first, brought in if it was not among them: store/recall.py)."""

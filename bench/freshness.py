@@ -1,0 +1,159 @@
+"""Freshness during a backfill: live lessons and the backfill's own first memory.
+
+Run from the repo root (a few minutes; starts its own embedded Postgres and Redis):
+
+    . .venv/bin/activate && python -m bench.freshness [--events 5000] [--repeats 3]
+
+Per repeat, on a fresh database, with the worker of `memsieve up` (defaults) and the real
+`openai` client against the fake server (base64, --delay-ms per request):
+  * `memsieve enqueue --file` sends --events events over --namespaces namespaces (the
+    backfill lane);
+  * meanwhile, every --probe-every seconds until the backfill has drained, one live lesson
+    in another namespace goes on the live queue (as an agent's memsieve.client would send
+    it); its latency is enqueue -> memory row written;
+  * the backfill's first memory: seconds from the first backfill event in the inbox
+    (its first message accepted) to the first backfill memory written, by the database's
+    clock; and from the start of the enqueue command.
+Prints p50/p99 of the live latencies per run and over all runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import replace
+from typing import Any
+
+import psycopg
+from memsieve import constants
+from memsieve.app import configure
+from memsieve.settings import Settings
+
+from bench import harness
+from bench.openai_path import FakeServer, enqueue_file, finish_enqueue, openai_env
+
+
+def run(
+    svc: harness.Services,
+    base_url: str,
+    events: list[dict[str, Any]],
+    concurrency: int,
+    probe_every: float,
+) -> dict[str, Any]:
+    db = svc.fresh_db()
+    env = openai_env(svc, db, base_url, MEMSIEVE_CONCURRENCY=str(concurrency))
+    worker = harness.Worker(env, concurrency)
+    live: list[float] = []
+    try:
+        worker.wait_ready()
+        app = configure(replace(Settings.from_env(env).resolved()))
+        with psycopg.connect(db, autocommit=True) as conn:
+            started = time.monotonic()
+            proc = enqueue_file(env, events)
+            waiting: dict[str, float] = {}
+            i = 0
+            next_probe = started + probe_every
+            while True:
+                now = time.monotonic()
+                if now >= next_probe:
+                    eid = f"live-{i}"
+                    app.send_task(
+                        constants.TASK_CAPTURE,
+                        args=[
+                            {
+                                "event_id": eid,
+                                "namespace": "agent-live",
+                                "kind": "correction",
+                                "heading": f"Live lesson {i} while a backfill runs",
+                                "content": f"Lesson {i}: run migration check {i * 13} before "
+                                f"the deploy of cluster {i * 7}.",
+                            }
+                        ],
+                        queue=constants.QUEUE,
+                    )
+                    waiting[eid] = now
+                    i += 1
+                    next_probe = now + probe_every
+                if waiting:
+                    done = conn.execute(
+                        "SELECT event_id FROM memories WHERE event_id = ANY(%s)",
+                        (list(waiting),),
+                    ).fetchall()
+                    for (eid,) in done:
+                        live.append(time.monotonic() - waiting.pop(eid))
+                row = conn.execute(
+                    "SELECT count(*) FILTER (WHERE status <> 'pending'), count(*) FROM events"
+                    " WHERE event_id NOT LIKE 'live-%%'"
+                ).fetchone()
+                if row and row[0] >= len(events) and not waiting:
+                    break
+                if time.monotonic() - started > 900:
+                    raise RuntimeError("backfill not drained after 900 s: " + worker.tail())
+                time.sleep(0.005)
+            elapsed = time.monotonic() - started
+            finish_enqueue(proc)
+            first = conn.execute(
+                "SELECT extract(epoch FROM (SELECT min(created_at) FROM memories"
+                "  WHERE event_id NOT LIKE 'live-%%')"
+                " - (SELECT min(received_at) FROM events WHERE event_id NOT LIKE 'live-%%'))"
+            ).fetchone()
+    finally:
+        worker.stop()
+    assert first is not None
+    return {
+        "live": live,
+        "first_memory": float(first[0]),
+        "elapsed": elapsed,
+        "rate": len(events) / elapsed,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--events", type=int, default=5000)
+    ap.add_argument("--namespaces", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--delay-ms", type=float, default=100.0)
+    ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--probe-every", type=float, default=0.5)
+    args = ap.parse_args()
+
+    events = harness.make_events(args.events, args.namespaces)
+    runs = []
+    with harness.Services() as svc, FakeServer(args.delay_ms / 1000, "base64") as fake:
+        for rep in range(args.repeats):
+            r = run(svc, fake.base_url, events, args.concurrency, args.probe_every)
+            runs.append(r)
+            print(
+                f"[{rep}] {len(r['live'])} live lessons: p50 {harness.pct(r['live'], 50):.2f} s, "
+                f"p99 {harness.pct(r['live'], 99):.2f} s, max {max(r['live']):.2f} s; "
+                f"first backfill memory {r['first_memory']:.2f} s after its first event "
+                f"was accepted; backfill {r['rate']:.0f} ev/s",
+                flush=True,
+            )
+    live = [x for r in runs for x in r["live"]]
+    med = harness.median
+    print()
+    print(
+        f"{args.events} events over {args.namespaces} namespaces via `memsieve enqueue`, live "
+        f"lesson every {args.probe_every} s, server delay {args.delay_ms:.0f} ms, "
+        f"concurrency {args.concurrency}, {args.repeats} runs"
+    )
+    p99s = ", ".join(f"{harness.pct(r['live'], 99):.2f}" for r in runs)
+    firsts = ", ".join(f"{r['first_memory']:.2f}" for r in runs)
+    print(
+        f"| live lesson during the backfill ({len(live)} lessons) | p50 "
+        f"{harness.pct(live, 50):.2f} s | p99 {harness.pct(live, 99):.2f} s | "
+        f"per-run p99: {p99s} s |"
+    )
+    print(
+        f"| first backfill memory after its first accepted event | median "
+        f"{med([r['first_memory'] for r in runs]):.2f} s | runs: "
+        f"{firsts} s | |"
+    )
+
+
+if __name__ == "__main__":
+    main()

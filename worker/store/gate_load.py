@@ -1,0 +1,92 @@
+"""The gate's live set of a namespace: from the process cache, brought up to date, or loaded.
+
+`live_for` runs inside the write transaction, after `pg_advisory_xact_lock(namespace)`:
+no writer of this namespace can change it meanwhile. A cached copy at version v0 with the
+namespace at v1 reads only the rows whose `row_version` (migration 110) is in (v0, v1]: one
+per change when nothing else happened, so a check that their number equals v1 - v0 proves
+the copy complete; anything else (a hard delete, a row changed twice) is a full load.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import psycopg
+from memsieve.gate import vectors
+
+_COLUMNS = "id::text, kind, heading, content, content_hash, embedding"
+
+
+def _vec(emb: Any) -> np.ndarray:
+    return np.asarray(emb.to_numpy() if hasattr(emb, "to_numpy") else emb, dtype=np.float32)
+
+
+def load_all(cur: psycopg.Cursor[Any], namespace: str, model: str, dims: int) -> vectors.LiveSet:
+    cur.execute(
+        f"SELECT {_COLUMNS} FROM memories"  # noqa: S608 - constant column list
+        " WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s",
+        (namespace, model),
+        binary=True,
+    )
+    rows, vecs = [], []
+    for mid, kind, heading, content, chash, emb in cur.fetchall():
+        rows.append(vectors.Row(mid, kind, heading, content, chash))
+        vecs.append(_vec(emb))
+    matrix = np.vstack(vecs) if vecs else np.zeros((0, dims), np.float32)
+    return vectors.LiveSet.build(dims, rows, matrix)
+
+
+def refresh(
+    cur: psycopg.Cursor[Any],
+    live: vectors.LiveSet,
+    namespace: str,
+    model: str,
+    since: int,
+    now: int,
+) -> bool:
+    """Apply the rows changed in (since, now] to `live`; False (live untouched) when they do
+    not account for every version bump in between: the caller loads the namespace whole."""
+    cur.execute(
+        f"SELECT {_COLUMNS}, deleted_at IS NULL, embedding_model FROM memories"  # noqa: S608
+        " WHERE namespace = %s AND row_version > %s AND row_version <= %s",
+        (namespace, since, now),
+        binary=True,
+    )
+    changed = cur.fetchall()
+    if len(changed) != now - since:
+        return False
+    for mid, kind, heading, content, chash, emb, alive, row_model in changed:
+        row = vectors.Row(mid, kind, heading, content, chash)
+        same_space = row_model == model
+        live.upsert(
+            row,
+            vectors.unit(_vec(emb)) if same_space else np.zeros(live.dims),
+            alive and same_space,
+        )
+    return True
+
+
+def live_for(
+    cur: psycopg.Cursor[Any],
+    cache: vectors.NamespaceCache,
+    namespace: str,
+    model: str,
+    dims: int,
+    version: int,
+) -> tuple[vectors.LiveSet, bool]:
+    """The namespace's live set at `version`, and whether the cache now holds it."""
+    live = cache.get(namespace, model, version)
+    if live is not None:
+        return live, True
+    stale = cache.peek(namespace, model)
+    if stale is not None and stale[0] < version:
+        # Only rows committed by others are applied, and the copy is re-filed at their
+        # version at once: it is right whether or not this transaction commits.
+        if refresh(cur, stale[1], namespace, model, stale[0], version):
+            cache.refreshes += 1
+            cache.put(namespace, model, version, stale[1])
+            return stale[1], True
+        cache.drop(namespace, model)
+    cache.loads += 1
+    return load_all(cur, namespace, model, dims), False
