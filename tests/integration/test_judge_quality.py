@@ -1,4 +1,5 @@
-"""The default judge with the real MiniLM model and the shipped weights.
+"""The trained classifier judge (MEMSIEVE_JUDGE=classifier) with the real MiniLM model and
+the shipped weights.
 
 The issue's failure classes, each as a pair the gate used to supersede or veto wrongly, and
 floors on the training pairs (tests/data/eval_pairs.jsonl; the held-out splits are measured
@@ -31,7 +32,11 @@ def embedder():  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="module")
 def judge(embedder):  # type: ignore[no-untyped-def]
-    return default_judge(embedder_model=embedder.model)
+    from memsieve.settings import Settings
+
+    return default_judge(
+        Settings.from_env({"MEMSIEVE_JUDGE": "classifier"}), embedder_model=embedder.model
+    )
 
 
 def _verdicts(judge, embedder, pairs):  # type: ignore[no-untyped-def]
@@ -48,8 +53,13 @@ def _verdicts(judge, embedder, pairs):  # type: ignore[no-untyped-def]
     return [j.verdict for j in judge(inputs)]
 
 
-def test_default_judge_is_the_classifier(judge) -> None:  # type: ignore[no-untyped-def]
+def test_the_classifier_is_chosen_by_setting_and_the_guards_are_the_default(  # type: ignore[no-untyped-def]
+    judge, embedder
+) -> None:
+    from memsieve.settings import Settings
+
     assert judge.name == "classifier"
+    assert default_judge(Settings.from_env({}), embedder_model=embedder.model).name == "guards"
 
 
 NOT_SAME = [
