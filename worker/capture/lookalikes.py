@@ -4,7 +4,7 @@ documentation values. The scanner drops a generic finding that is one of these. 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from memsieve.capture import patterns
 from memsieve.capture.shapes import SecretFinding
@@ -50,9 +50,22 @@ def _decodes_to_text(run: str, b64: Callable[[str], str | None]) -> bool:
     return decoded is not None and decoded.isprintable() and len(decoded) >= 8
 
 
-def public_or_id(text: str, f: SecretFinding, b64: Callable[[str], str | None]) -> bool:
+def public_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds public key material (PEM public blocks, ssh public key lines)."""
+    if "-----BEGIN" not in text and "AAAA" not in text:
+        return []
+    return [m.span() for public in (_PUBLIC_BLOCK, _PUBLIC_KEY_LINE) for m in public.finditer(text)]
+
+
+def public_or_id(
+    text: str,
+    f: SecretFinding,
+    b64: Callable[[str], str | None],
+    public: Sequence[tuple[int, int]],
+) -> bool:
     """A generic or documentation finding that is really an id, a digest, public key
-    material or a placeholder (`b64` decodes a base64 run to text, or None)."""
+    material (inside one of the `public` spans of `public_spans`) or a placeholder (`b64`
+    decodes a base64 run to text, or None)."""
     value = text[f.start : f.end]
     if _DOC_EXAMPLE.search(value):
         return True
@@ -68,9 +81,4 @@ def public_or_id(text: str, f: SecretFinding, b64: Callable[[str], str | None]) 
         return True
     if f.kind in ("high_entropy_token", "high_entropy_string") and _decodes_to_text(value, b64):
         return True
-    for public in (_PUBLIC_BLOCK, _PUBLIC_KEY_LINE):
-        if "-----BEGIN" in text or "AAAA" in text:
-            for m in public.finditer(text):
-                if m.start() <= f.start and f.end <= m.end():
-                    return True
-    return False
+    return any(start <= f.start and f.end <= end for start, end in public)

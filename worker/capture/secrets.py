@@ -206,7 +206,8 @@ def _scan(text: str, depth: int) -> list[SecretFinding]:
         *prose.findings(text),
         *_generic(text),
     ]
-    found = [f for f in found if not lookalikes.public_or_id(text, f, _b64)]
+    public = lookalikes.public_spans(text) if found else []
+    found = [f for f in found if not lookalikes.public_or_id(text, f, _b64, public)]
     if depth < MAX_DEPTH:
         found.extend(_decoded(text, depth))
     if depth == 0 and not text.isascii():
