@@ -236,7 +236,7 @@ def _judge(
             out[c.memory_id] = j
     if todo:
         if judge is None:
-            judge = _veto_judge(guards)
+            judge = VetoJudge(guards)
         for c, j in zip(todo, ask_judge(judge, [(incoming, c) for c in todo]), strict=True):
             out[c.memory_id] = j
     return out
@@ -267,20 +267,33 @@ def ask_judge(judge: Judge, pairs: Sequence[tuple[Incoming, Candidate]]) -> list
     return [Judgement(Verdict.DIFFERENT, 0.0, name, detail) for _ in pairs]
 
 
-def _veto_judge(guards: Sequence[Guard]) -> Judge:
-    """Without a judge, the guards decide alone: no veto is the same fact, a veto keeps
-    both rows. (`memsieve.gate.judge` has the judges that also tell an update.)"""
+class VetoJudge:
+    """The guards alone as a judge: no veto is the same fact, a veto keeps both rows.
+    (`memsieve.gate.judge.GuardJudge` adds the update rule on top.)"""
 
-    def judge(pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]:
-        out = []
-        for inc, cand in pairs:
-            vetoes = tuple(v for g in guards for v in g(inc, cand))
-            verdict = Verdict.DIFFERENT if vetoes else Verdict.SAME
-            detail = "; ".join(f"{v.guard}: {v.detail}" for v in vetoes) or "no guard vetoed"
-            out.append(Judgement(verdict, 1.0, "guards", detail, vetoes))
-        return out
+    name = "guards"
+    # Cheap per pair: the batch gate asks it as pairs come up instead of judging the whole
+    # batch's likely pairs beforehand (memsieve.gate.batch).
+    batched = False
 
-    return judge
+    def __init__(self, guards: Sequence[Guard]) -> None:
+        self.guards = tuple(guards)
+
+    def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]:
+        return [self.judge_one(inc, cand) for inc, cand in pairs]
+
+    def vetoes(self, incoming: Incoming, candidate: Candidate) -> tuple[Veto, ...]:
+        return tuple(v for g in self.guards for v in g(incoming, candidate))
+
+    def judge_one(self, incoming: Incoming, candidate: Candidate) -> Judgement:
+        return self.verdict(candidate, self.vetoes(incoming, candidate))
+
+    def verdict(self, candidate: Candidate, vetoes: tuple[Veto, ...]) -> Judgement:
+        if not vetoes:
+            closeness = max(0.0, min(1.0, 1.0 - candidate.distance))
+            return Judgement(Verdict.SAME, closeness, self.name, "no guard vetoed")
+        detail = "; ".join(f"{v.guard}: {v.detail}" for v in vetoes)
+        return Judgement(Verdict.DIFFERENT, 0.8, self.name, detail, vetoes)
 
 
 def decision_record(

@@ -30,7 +30,16 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 # The verdict types live with the gate that reads them (no import circle); named here too.
-from memsieve.gate.decide import Candidate, Guard, Incoming, Judge, Judgement, Verdict, Veto
+from memsieve.gate.decide import (
+    Candidate,
+    Guard,
+    Incoming,
+    Judge,
+    Judgement,
+    Verdict,
+    Veto,
+    VetoJudge,
+)
 
 if TYPE_CHECKING:
     from memsieve.settings import Settings
@@ -44,41 +53,22 @@ VALUE_GUARDS = frozenset({"numbers", "identifiers", "dates", "entities", "compou
 SUBJECT_MIN_OVERLAP = 0.5
 
 
-class GuardJudge:
+class GuardJudge(VetoJudge):
     """The lexical guards as a judge (see the module docstring)."""
-
-    name = "guards"
-    # Cheap per pair: the batch gate asks it as pairs come up instead of judging the whole
-    # batch's likely pairs beforehand (memsieve.gate.batch).
-    batched = False
 
     def __init__(self, guards: Sequence[Guard] | None = None) -> None:
         if guards is None:
             from memsieve.gate.guards import default_guards
 
             guards = default_guards()
-        self.guards = tuple(guards)
-
-    def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]:
-        return [self.judge_one(inc, cand) for inc, cand in pairs]
+        super().__init__(guards)
 
     def judge_one(self, incoming: Incoming, candidate: Candidate) -> Judgement:
-        vetoes = tuple(v for g in self.guards for v in g(incoming, candidate))
-        if not vetoes:
-            return Judgement(
-                Verdict.SAME,
-                _closeness(candidate.distance),
-                self.name,
-                "no guard vetoed",
-            )
-        detail = "; ".join(f"{v.guard}: {v.detail}" for v in vetoes)
-        if _one_value_changed(incoming, candidate, vetoes):
+        vetoes = self.vetoes(incoming, candidate)
+        if vetoes and _one_value_changed(incoming, candidate, vetoes):
+            detail = "; ".join(f"{v.guard}: {v.detail}" for v in vetoes)
             return Judgement(Verdict.UPDATE, 0.6, self.name, "one value changed: " + detail, vetoes)
-        return Judgement(Verdict.DIFFERENT, 0.8, self.name, detail, vetoes)
-
-
-def _closeness(distance: float) -> float:
-    return max(0.0, min(1.0, 1.0 - distance))
+        return self.verdict(candidate, vetoes)
 
 
 def _one_value_changed(incoming: Incoming, candidate: Candidate, vetoes: Sequence[Veto]) -> bool:
