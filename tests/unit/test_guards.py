@@ -229,3 +229,39 @@ def test_rewording_class_is_not_vetoed_by_a_hard_guard(old: str, new: str) -> No
 )
 def test_changed_value_in_a_rewording_class_is_still_vetoed(old: str, new: str, guard: str) -> None:
     assert guard in _vetoes(old, new)
+
+
+# A wrapped identifier followed by sentence punctuation keeps nothing of its wrapper: the
+# class of "`foo.lock`." (a closing backtick, quote or bracket, then a full stop, a comma,
+# a possessive ...), which used to leave "foo.lock`" and veto the rewording.
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        "`foo.lock`.",
+        "`foo.lock`,",
+        "`foo.lock`;",
+        "`foo.lock`'s",
+        "`foo.lock`'s.",
+        "(`foo.lock`).",
+        '"foo.lock".',
+        "'foo.lock'.",
+        "**foo.lock**.",
+        "[foo.lock].",
+        "“foo.lock”.",
+    ],
+)
+def test_wrapped_identifier_before_punctuation_is_the_identifier(wrapped: str) -> None:
+    assert text.analyse(f"Delete {wrapped} then retry").identifiers == {"foo.lock"}
+    old, new = (
+        f"Always delete {wrapped} before a rebuild",
+        "Always delete foo.lock before a rebuild.",
+    )
+    assert "identifiers" not in set(_vetoes(old, new))
+
+
+def test_a_changed_wrapped_identifier_is_still_vetoed() -> None:
+    assert "identifiers" in set(_vetoes("Delete `foo.lock`.", "Delete `bar.lock`."))
+
+
+def test_a_contraction_is_not_a_wrapper() -> None:
+    assert text.analyse("Tests don't.").words[-1] == "dont"

@@ -163,7 +163,7 @@ class LexicalTokenEncoder:
                 w.lower()
                 for w in gtext._WORD.findall(t) or [t]  # noqa: SLF001
             )
-            keys = [gtext.stem(gtext.norm_word(w)) for w in words]
+            keys = [word_key(w) for w in words]
             vocab = {k: i for i, k in enumerate(dict.fromkeys(keys))}
             mat = np.zeros((len(words), max(1, len(vocab))), dtype=np.float32)
             for i, k in enumerate(keys):
@@ -194,8 +194,8 @@ def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
     if lexical or a.lexical or b.lexical or a.vectors.shape[1] != b.vectors.shape[1]:
         return _align_lexical(a, b)
     sims = a.vectors @ b.vectors.T if len(a.words) and len(b.words) else np.zeros((0, 0))
-    keys_a = [gtext.stem(gtext.norm_word(w)) for w in a.words]
-    keys_b = [gtext.stem(gtext.norm_word(w)) for w in b.words]
+    keys_a = [word_key(w) for w in a.words]
+    keys_b = [word_key(w) for w in b.words]
     ia = [i for i, c in enumerate(a.content) if c]
     ib = [i for i, c in enumerate(b.content) if c]
     shared = np.zeros(0)
@@ -216,14 +216,20 @@ def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
     )
 
 
+def word_key(word: str) -> str:
+    """What two words must share to count as one word: case, plurals and common suffixes
+    folded, and the words of one synonym group of generic nouns (repo / project) made one."""
+    return gtext.stem(gtext.synonym_key(gtext.norm_word(word)))
+
+
 def _align_lexical(a: WordVectors, b: WordVectors) -> Alignment:
-    keys_a = {gtext.stem(gtext.norm_word(w)) for w in a.words}
-    keys_b = {gtext.stem(gtext.norm_word(w)) for w in b.words}
+    keys_a = {word_key(w) for w in a.words}
+    keys_b = {word_key(w) for w in b.words}
     ia = [w for w, c in zip(a.words, a.content, strict=True) if c]
     ib = [w for w, c in zip(b.words, b.content, strict=True) if c]
     return Alignment(
         tuple(ia),
-        np.array([1.0 if gtext.stem(gtext.norm_word(w)) in keys_b else 0.0 for w in ia]),
+        np.array([1.0 if word_key(w) in keys_b else 0.0 for w in ia]),
         tuple(ib),
-        np.array([1.0 if gtext.stem(gtext.norm_word(w)) in keys_a else 0.0 for w in ib]),
+        np.array([1.0 if word_key(w) in keys_a else 0.0 for w in ib]),
     )

@@ -16,7 +16,7 @@ import numpy as np
 from memsieve.gate import guards as gguards
 from memsieve.gate import text as gtext
 from memsieve.gate.decide import Veto
-from memsieve.gate.judge_align import Alignment
+from memsieve.gate.judge_align import Alignment, word_key
 
 # Similarity under which a content word counts as not aligned with anything on the other side.
 UNALIGNED = (0.55, 0.65, 0.75)
@@ -60,6 +60,13 @@ FEATURE_NAMES: tuple[str, ...] = (
     "order_inversions",
     "unaligned_b_only",
     "unaligned_a_only",
+    *(f"veto_{g}" for g in HARD_GUARDS),
+    "substitutions",
+    "substituted_align_min",
+    "bigram_jaccard",
+    "lex_only_a",
+    "lex_only_b",
+    "update_marker_any",
 )
 
 # "Correction:", "actually", "not X" at the end: the producer says the old statement was wrong.
@@ -89,6 +96,38 @@ def _inversions(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     pos_b = {w: i for i, w in enumerate(b) if cb[w] == 1}
     shared = [w for w in a if ca[w] == 1 and w in pos_b]
     return sum(pos_b[y] < pos_b[x] for x, y in zip(shared, shared[1:], strict=False))
+
+
+def _substitutions(
+    a: tuple[str, ...], b: tuple[str, ...], content: frozenset[str]
+) -> list[tuple[str, str]]:
+    """Pairs (word only in a, word only in b) standing in the same slot: the same word just
+    before or just after both ("the billing service" / "the search service"). A renamed
+    entity, an antonym or a new value; a synonym too, which the alignment then tells apart."""
+    ka = [word_key(w) for w in a]
+    kb = [word_key(w) for w in b]
+    only_a = {k for k in ka if k in content} - set(kb)
+    only_b = {k for k in kb if k in content} - set(ka)
+    if not only_a or not only_b:
+        return []
+
+    def slots(keys: list[str], only: set[str]) -> dict[str, set[tuple[str, str]]]:
+        out: dict[str, set[tuple[str, str]]] = {}
+        for i, k in enumerate(keys):
+            if k in only:
+                if i > 0 and keys[i - 1] not in only:
+                    out.setdefault(k, set()).add(("<", keys[i - 1]))
+                if i + 1 < len(keys) and keys[i + 1] not in only:
+                    out.setdefault(k, set()).add((">", keys[i + 1]))
+        return out
+
+    sa, sb = slots(ka, only_a), slots(kb, only_b)
+    return [(x, y) for x in sorted(sa) for y in sorted(sb) if sa[x] & sb[y]]
+
+
+def _bigrams(words: tuple[str, ...]) -> set[tuple[str, str]]:
+    keys = [word_key(w) for w in words]
+    return set(zip(keys, keys[1:], strict=False))
 
 
 def split_vetoes(vetoes: Sequence[Veto]) -> tuple[tuple[Veto, ...], tuple[Veto, ...]]:
@@ -122,6 +161,17 @@ def pair_features(
     ctx = alignment.shared_context
     mid = UNALIGNED[1]
     ua, ub = float((ab < mid).sum()), float((bb < mid).sum())
+    hard_names = {v.guard for v in hard}
+    content_keys = frozenset(word_key(w) for w in an_a.content_words + an_b.content_words)
+    subs = _substitutions(an_a.words, an_b.words, content_keys)
+    subst_words = {x for x, _ in subs} | {y for _, y in subs}
+    best = {word_key(w): s for w, s in zip(alignment.a_words, ab, strict=True)}
+    best |= {word_key(w): s for w, s in zip(alignment.b_words, bb, strict=True)}
+    subst_align = min((float(best.get(w, 1.0)) for w in subst_words), default=1.0)
+    big_a, big_b = _bigrams(an_a.words), _bigrams(an_b.words)
+    bigram_jac = len(big_a & big_b) / max(1, len(big_a | big_b))
+    keys_a = {word_key(w) for w in an_a.content_words}
+    keys_b = {word_key(w) for w in an_b.content_words}
     values = np.array(
         [
             1.0,
@@ -150,6 +200,13 @@ def pair_features(
             float(_inversions(an_a.words, an_b.words)),
             float(ub > 0 and ua == 0),
             float(ua > 0 and ub == 0),
+            *(float(g in hard_names) for g in HARD_GUARDS),
+            float(len(subs)),
+            subst_align,
+            bigram_jac,
+            float(len(keys_a - keys_b)),
+            float(len(keys_b - keys_a)),
+            float(bool(UPDATE_MARKERS.search(text_b))),
         ],
         dtype=np.float64,
     )

@@ -25,6 +25,10 @@ _HEXISH = re.compile(r"^[0-9a-f]{7,40}$")
 _SENTENCE_END = re.compile(r"[.!?:]$")
 # A possessive on a token ("foo.lock's" == "foo.lock"; "PR's" == "PR").
 _POSSESSIVE = re.compile(r"['’]s$")
+# What closes a token: a closing quote, backtick, bracket or emphasis, then anything of a
+# possessive and sentence punctuation ("`foo.lock`.", "(`make test`),", "`foo.lock`'s.").
+# The wrapper ends the token, so everything from it on is cut, whatever the order.
+_CLOSING_TAIL = re.compile(r"[`\"'”’»)\]}>*]+(?:['’]s)?[.,;:!?…`\"'”’»)\]}>*]*$")
 
 NUMBER_WORDS = {
     "two": "2",
@@ -311,10 +315,72 @@ CONTRAST_GROUPS: tuple[frozenset[str], ...] = tuple(
         "mutable immutable",
     )
 )
+# Generic nouns a rewording swaps freely: words for the place, the artefact or the process a
+# lesson is about, never a name. Two words of one group align as one word in the judge's token
+# alignment ("In this repo ..." == "... in this project."). Only common nouns belong here: a
+# named service, library, team or person is never a synonym of another, so a renamed entity
+# still does not align.
+SYNONYM_GROUPS: tuple[frozenset[str], ...] = tuple(
+    frozenset(g.split())
+    for g in (
+        "repo repos repository repositories project projects codebase codebases",
+        "dir dirs directory directories folder folders",
+        "doc docs documentation",
+        "config configs configuration configurations",
+        "db dbs database databases",
+        "env envs environment environments",
+        "dep deps dependency dependencies",
+        "app apps application applications",
+        "filename filenames",
+        "func funcs function functions",
+        "param params parameter parameters",
+        "arg args argument arguments",
+        "spec specs specification specifications",
+        "auth authentication",
+        "info information",
+        "msg msgs message messages",
+        "req reqs request requests",
+        "lib libs library libraries",
+        "pkg pkgs package packages",
+    )
+)
+_SYNONYM_INDEX: dict[str, str] = {term: min(group) for group in SYNONYM_GROUPS for term in group}
+
+
+def synonym_key(word: str) -> str:
+    """One key for the words of a synonym group (`SYNONYM_GROUPS`); the word otherwise."""
+    return _SYNONYM_INDEX.get(word, word)
+
+
 _CONTRAST_INDEX: dict[str, int] = {}
 for _i, _group in enumerate(CONTRAST_GROUPS):
     for _term in _group:
         _CONTRAST_INDEX.setdefault(_term, _i)
+# Antonyms whose inflections must not contrast with each other ("accepts" == "accepted"):
+# each member lists its forms, and a form counts as its first one.
+ANTONYM_FORMS: tuple[str, ...] = (
+    "accept/accepts/accepted/accepting reject/rejects/rejected/rejecting",
+    "strict/stricter/strictly lenient/leniently/loose/loosely/relaxed",
+    "optimistic/optimistically pessimistic/pessimistically",
+    "manual/manually automatic/automatically/automated",
+    "approve/approves/approved disapprove/disapproves/disapproved",
+    "explicit/explicitly implicit/implicitly",
+    "stateful stateless",
+    "shallow deep",
+    "cheap/cheaper expensive/costly",
+    "stable unstable/flaky",
+    "hot cold/warm",
+    "grant/grants/granted revoke/revokes/revoked",
+    "lock/locks/locked unlock/unlocks/unlocked",
+    "pin/pins/pinned unpin/unpins/unpinned/float/floating",
+    "ignore/ignores/ignored respect/respects/respected/honour/honours/honoured",
+)
+_CONTRAST_FORMS: dict[str, tuple[int, str]] = {}
+for _k, _line in enumerate(ANTONYM_FORMS):
+    for _member in _line.split():
+        _forms = _member.split("/")
+        for _form in _forms:
+            _CONTRAST_FORMS.setdefault(_form, (len(CONTRAST_GROUPS) + _k, _forms[0]))
 
 # Function words: ignored by the order check and never taken for named entities.
 STOPWORDS = frozenset(
@@ -458,17 +524,30 @@ def _word(part: str) -> _Part | None:
         number=NUMBER_WORDS.get(w),
         date=date,
         may=date is None and part == "May",
-        contrast=(_CONTRAST_INDEX[w], w) if w in _CONTRAST_INDEX else None,
+        contrast=(_CONTRAST_INDEX[w], w) if w in _CONTRAST_INDEX else _CONTRAST_FORMS.get(w),
         content=w not in STOPWORDS and not w.isdigit(),
         anchor=upper,
         entity=upper and singular not in DATE_WORDS and w not in _UNITS,  # "MB" is no name
     )
 
 
+def _strip_token(raw: str) -> str:
+    """The token without what wraps it (quotes, backticks, brackets), its possessive, and a
+    sentence's punctuation after a closing wrapper; a bare trailing full stop is left to
+    `_token`, which knows identifiers ("foo.py." -> "foo.py")."""
+    tok = raw.strip(_TRIM)
+    tail = _CLOSING_TAIL.search(tok)
+    # Not an apostrophe inside a word ("don't."): the tail starts with a wrapper that is
+    # followed by nothing but punctuation or a possessive.
+    if tail is not None and tail.start() > 0:
+        tok = tok[: tail.start()]
+    return _POSSESSIVE.sub("", tok).strip(_TRIM)
+
+
 @lru_cache(maxsize=65536)
 def _token(raw: str) -> tuple[_Token | None, bool]:
     """(the token's analysis or None if nothing is left after trimming, ends a sentence)."""
-    tok = _POSSESSIVE.sub("", raw.strip(_TRIM)).strip(_TRIM)
+    tok = _strip_token(raw)
     ends_sentence = bool(_SENTENCE_END.search(raw.rstrip(")\"'”’")))
     if tok.endswith(".") and not _is_identifier(tok.rstrip(".")):
         tok = tok.rstrip(".")
@@ -652,7 +731,7 @@ def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
             target = soft
         target.add(_quantity(kind, value))
     for tok in _TOKEN.findall(text):
-        tok = tok.strip(_TRIM).rstrip(".")
+        tok = _strip_token(tok).rstrip(".")
         if _GLUED_QUANTITY.match(tok):
             m2 = re.match(r"(\d+(?:\.\d+)?)(.*)", tok)
             if m2:
