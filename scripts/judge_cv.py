@@ -33,6 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 
+# PAWS pairs are Wikipedia sentences, not agent memories: they weigh less in training.
+PAWS_WEIGHT = 0.15
+
+
 @dataclass
 class Item:
     a: str
@@ -45,7 +49,9 @@ class Item:
     weight: float = 1.0
 
 
-def load_items(paws_every: int, paws_dev: Path, extra: list[tuple[str, Path]]) -> list[Item]:
+def load_items(
+    paws_every: int, paws_dev: Path, extra: list[tuple[str, Path]], paws_weight: float = PAWS_WEIGHT
+) -> list[Item]:
     from memsieve.ops import gate_quality
 
     items: list[Item] = []
@@ -65,7 +71,7 @@ def load_items(paws_every: int, paws_dev: Path, extra: list[tuple[str, Path]]) -
                 label = "update"
             items.append(Item(p.a, p.b, label, p.category, p.kind, p.correction, source))
     paws = gate_quality.load(paws_dev)[::paws_every]
-    items += [Item(p.a, p.b, p.label, "paws", "pattern", False, "paws", 0.15) for p in paws]
+    items += [Item(p.a, p.b, p.label, "paws", "pattern", False, "paws", paws_weight) for p in paws]
     return items
 
 
@@ -217,6 +223,7 @@ def main() -> int:
     ap.add_argument("--paws-every", type=int, default=2)
     ap.add_argument("--paws-dev", default=str(ROOT.parent / "shared/data/paws/paws_wiki_dev.tsv"))
     ap.add_argument("--cache-dir", default="/tmp")
+    ap.add_argument("--paws-weight", type=float, default=PAWS_WEIGHT)
     ap.add_argument("--candidates", default="guards,classifier")
     ap.add_argument("--target", type=float, default=0.95)
     ap.add_argument("--errors", action="store_true", help="print the errors at the chosen cut")
@@ -228,7 +235,7 @@ def main() -> int:
     from memsieve.gate import thresholds
 
     extra = [(s.split("=", 1)[0], Path(s.split("=", 1)[1])) for s in args.extra]
-    items = load_items(args.paws_every, Path(args.paws_dev), extra)
+    items = load_items(args.paws_every, Path(args.paws_dev), extra, args.paws_weight)
     model, dist, words = embed_and_encode(items, Path(args.cache_dir))
     grp = groups(items)
     folds = fold_of(grp, args.folds)

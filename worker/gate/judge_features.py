@@ -31,7 +31,9 @@ UPDATE_MARKERS = re.compile(
     r"\b(now|moved|moves|switched|switch(?:ed)? to|changed|renamed|upgraded|downgraded|"
     r"migrated|replaced|raised|lowered|increased|decreased|reduced|bumped|no longer|"
     r"instead|anymore|any more|from now on|has become|became|is being replaced|"
-    r"starting|from \w+ on|was|were|has been|have been|handed over|took over|takes over)\b",
+    r"starting|from \w+ on|was|were|has been|have been|handed over|took over|takes over|"
+    r"stopped|dropped|deprecated|retired|removed|sunset|as of|going forward|effective|"
+    r"since|used to|anymore|these days|nowadays|off|onto)\b",
     re.IGNORECASE,
 )
 
@@ -130,10 +132,32 @@ def _bigrams(words: tuple[str, ...]) -> set[tuple[str, str]]:
     return set(zip(keys, keys[1:], strict=False))
 
 
-def split_vetoes(vetoes: Sequence[Veto]) -> tuple[tuple[Veto, ...], tuple[Veto, ...]]:
-    hard = tuple(v for v in vetoes if v.guard in HARD_GUARDS)
-    soft = tuple(v for v in vetoes if v.guard not in HARD_GUARDS)
+def split_vetoes(
+    vetoes: Sequence[Veto], text_a: str = "", text_b: str = ""
+) -> tuple[tuple[Veto, ...], tuple[Veto, ...]]:
+    """(hard vetoes, soft vetoes): a compounds veto between sibling names is hard."""
+    siblings = any(v.guard == "compounds" for v in vetoes) and sibling_names(text_a, text_b)
+    hard = tuple(
+        v for v in vetoes if v.guard in HARD_GUARDS or (siblings and v.guard == "compounds")
+    )
+    soft = tuple(v for v in vetoes if v not in hard)
     return hard, soft
+
+
+_COMPOUND = re.compile(r"[A-Za-z0-9_.]+(?:-[A-Za-z0-9_.]+)+")
+
+
+def sibling_names(text_a: str, text_b: str) -> bool:
+    """Each text has a hyphenated name the other lacks, and the two are of one family: they
+    share a part and each has a part the other lacks ("web-frontend" / "web-backend",
+    "acme-prod-uploads" / "acme-staging-uploads", "test-unit" / "test-integration"). Those
+    are identifiers, and a changed identifier is never the same fact; a prose compound is
+    reworded into other words ("hand-edit" / "edit-by-hand": no part replaced)."""
+    ca = {m.lower().strip(".") for m in _COMPOUND.findall(text_a)}
+    cb = {m.lower().strip(".") for m in _COMPOUND.findall(text_b)}
+    parts_a = [set(c.split("-")) for c in ca - cb]
+    parts_b = [set(c.split("-")) for c in cb - ca]
+    return any(x & y and x - y and y - x for x in parts_a for y in parts_b)
 
 
 def pair_features(
@@ -144,7 +168,7 @@ def pair_features(
     vetoes: Sequence[Veto],
 ) -> PairFeatures:
     """Features of (candidate text `a`, incoming text `b`)."""
-    hard, soft = split_vetoes(vetoes)
+    hard, soft = split_vetoes(vetoes, text_a, text_b)
     ab, bb = alignment.a_best, alignment.b_best
     both = np.concatenate([ab, bb]) if len(ab) + len(bb) else np.ones(1)
     min_a = float(ab.min()) if len(ab) else 1.0

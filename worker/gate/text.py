@@ -23,6 +23,9 @@ _NUMBER = re.compile(r"(?:(?<=\bv)|(?<![A-Za-z]))\d+(?:[.,]\d+)*")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]{2,}")
 _HEXISH = re.compile(r"^[0-9a-f]{7,40}$")
 _SENTENCE_END = re.compile(r"[.!?:]$")
+# A numeronym: a word shortened to its first letter, the count of letters left out and its
+# last letter(s) (k8s, i18n, a11y, o11y, e2e).
+_NUMERONYM = re.compile(r"[a-z]\d{1,2}[a-z]{1,2}")
 # A possessive on a token ("foo.lock's" == "foo.lock"; "PR's" == "PR").
 _POSSESSIVE = re.compile(r"['’]s$")
 # What closes a token: a closing quote, backtick, bracket or emphasis, then anything of a
@@ -85,6 +88,7 @@ for _names, _kind, _factor in (
     ("mb mib megabyte megabytes", "size", 1024.0**2),
     ("gb gib gigabyte gigabytes", "size", 1024.0**3),
     ("tb tib terabyte terabytes", "size", 1024.0**4),
+    ("px pixel pixels", "pixels", 1.0),
     ("k", "count", 1e3),
 ):
     for _n in _names.split():
@@ -366,6 +370,7 @@ ANTONYM_FORMS: tuple[str, ...] = (
     "approve/approves/approved disapprove/disapproves/disapproved",
     "explicit/explicitly implicit/implicitly",
     "stateful stateless",
+    "inclusive/inclusively exclusive/exclusively",
     "shallow deep",
     "cheap/cheaper expensive/costly",
     "stable unstable/flaky",
@@ -429,6 +434,8 @@ def _is_identifier(tok: str) -> bool:
         return False
     if _GLUED_QUANTITY.match(tok) or _TIME.fullmatch(tok):
         return False
+    if _NUMERONYM.fullmatch(tok):
+        return False  # k8s, i18n, a11y: words for the model to align, not ids
     if any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok):
         return True
     if any(c in tok for c in "/\\#@=$~") or "::" in tok:
@@ -741,6 +748,24 @@ def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
     return hard, soft, consumed
 
 
+# Extensions of files a rewording names by their stem ("pyproject.toml" -> "pyproject").
+_FILE_EXTENSIONS = frozenset(
+    "toml json yaml yml lock cfg ini conf env txt md rst py js ts mjs cjs tsx jsx go rs rb java "
+    "kt sh sql xml html css csv proto tf hcl gradle mod sum".split()
+)
+
+
+def _file_named_by_stem(term: str, other: Analysis) -> bool:
+    """`term` is a file ("pyproject.toml") the other text names by its stem ("pyproject"),
+    and the other names no other file of that stem ("pyproject.cfg" stays a change)."""
+    base, dot, ext = term.rpartition(".")
+    if not dot or ext not in _FILE_EXTENSIONS or not base or any(c in base for c in "/\\.:"):
+        return False
+    if base not in other.vocabulary:
+        return False
+    return not any(i.startswith(base + ".") for i in other.identifiers)
+
+
 def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
     """Terms of one text that the other text never mentions (sorted, for stable details)."""
     out = []
@@ -751,6 +776,8 @@ def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
             continue
         # "#260" == "PR 260", "v1.2" == "1.2".
         if t[:1] in "#v" and t[1:] in other.vocabulary:
+            continue
+        if _file_named_by_stem(t, other):
             continue
         out.append(t)
     return sorted(out)

@@ -25,7 +25,7 @@ def one_value_changed(incoming: Incoming, candidate: Candidate, vetoes: Sequence
     """One veto from a value guard, one value on each side, and a shared subject."""
     if len(vetoes) != 1 or vetoes[0].guard not in VALUE_GUARDS:
         return False
-    new, old = _sides(vetoes[0].detail)
+    new, old = sides(vetoes[0].detail)
     if len(new) != 1 or len(old) != 1:
         return False
     if incoming.heading and incoming.heading.strip().lower() == candidate.heading.strip().lower():
@@ -38,7 +38,7 @@ def one_value_changed(incoming: Incoming, candidate: Candidate, vetoes: Sequence
     return guards.overlap(words_a, words_b) >= SUBJECT_MIN_OVERLAP
 
 
-def _sides(detail: str) -> tuple[list[str], list[str]]:
+def sides(detail: str) -> tuple[list[str], list[str]]:
     """The terms each side has in a guard's detail ("incoming has a, b; memory has c")."""
     new: list[str] = []
     old: list[str] = []
