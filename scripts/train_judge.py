@@ -165,6 +165,10 @@ def fit_heads(
     return same, upd
 
 
+# P(update) of a pair an update rule decides (above any cut; left out when choosing the cut).
+RULED = 2.0
+
+
 def cross_validate(
     name: str, items: list, judged: list[int], inputs: list, encoder: object,
     folds: np.ndarray, k: int, rule: bool = True,
@@ -192,12 +196,16 @@ def cross_validate(
         te = ~tr
         p_same[te] = np.where(hard[te], 0.0, same.p(x[te]))
         p_upd[te] = upd.p(x[te]) if upd is not None else 0.0
-    if rule:
-        from memsieve.gate import value_change
+    if rule:  # the shape rules of ClassifierJudge, as it applies them
+        from memsieve.gate import judge_features, value_change
 
         for n, ((inc, cand), f) in enumerate(zip(inputs, feats, strict=True)):
-            if value_change.one_value_changed(inc, cand, f.hard_vetoes + f.soft_vetoes):
-                p_upd[n] = 1.0
+            if judge_features.reverses_rule(f):
+                p_same[n] = 0.0
+            if value_change.one_value_changed(
+                inc, cand, f.hard_vetoes + f.soft_vetoes
+            ) or judge_features.changes_a_value(f):
+                p_upd[n] = RULED
     return p_same, p_upd
 
 
@@ -210,7 +218,7 @@ def cuts_for(
     three = np.isin(src, THREE_WAY_SOURCES)
     pooled = np.where(three, "three", src)
     cut = choose_same_cut(p_same, y, pooled, target)
-    not_same = three & (label != "same")
+    not_same = three & (label != "same") & (p_upd < RULED)
     return cut, choose_update_cut(p_upd[not_same], label[not_same] == "update")
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from memsieve.gate import guards as gguards
-from memsieve.gate import value_change
+from memsieve.gate import judge_features, value_change
 from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
 from memsieve.gate.judge_align import Alignment, TokenEncoder, align
 from memsieve.gate.judge_features import PairFeatures, pair_features
@@ -79,7 +79,7 @@ class ClassifierJudge:
             if f.hard_vetoes:
                 verdict, score = self._not_same(f, 0.0, inc, cand)
                 detail = "; ".join(f"{v.guard}: {v.detail}" for v in f.hard_vetoes)
-            elif p_same >= self.weights.same_cut:
+            elif p_same >= self.weights.same_cut and not judge_features.reverses_rule(f):
                 result.append(
                     Judgement(
                         Verdict.SAME,
@@ -110,7 +110,9 @@ class ClassifierJudge:
         One value changed in a sentence about the same subject (`memsieve.gate.value_change`)
         is an update whatever the model says: a conflict keeps both rows live and shows them,
         where a silent second row would contradict the first."""
-        if value_change.one_value_changed(inc, cand, f.hard_vetoes + f.soft_vetoes):
+        if value_change.one_value_changed(
+            inc, cand, f.hard_vetoes + f.soft_vetoes
+        ) or judge_features.changes_a_value(f):
             return "update", 0.6
         if self.weights.update is not None:
             p_upd = self.weights.update.p(f.values)

@@ -135,13 +135,46 @@ def _bigrams(words: tuple[str, ...]) -> set[tuple[str, str]]:
 def split_vetoes(
     vetoes: Sequence[Veto], text_a: str = "", text_b: str = ""
 ) -> tuple[tuple[Veto, ...], tuple[Veto, ...]]:
-    """(hard vetoes, soft vetoes): a compounds veto between sibling names is hard."""
+    """(hard vetoes, soft vetoes): a compounds veto between sibling names is hard, and so is
+    a swap of two values ("port 80 on the host maps to 8080" / the mirror)."""
     siblings = any(v.guard == "compounds" for v in vetoes) and sibling_names(text_a, text_b)
     hard = tuple(
-        v for v in vetoes if v.guard in HARD_GUARDS or (siblings and v.guard == "compounds")
+        v
+        for v in vetoes
+        if v.guard in HARD_GUARDS
+        or (siblings and v.guard == "compounds")
+        or (v.guard == "swapped_roles" and _values_swapped(v.detail))
     )
     soft = tuple(v for v in vetoes if v not in hard)
     return hard, soft
+
+
+_SWAPPED = re.compile(r"'([^']*)' and '([^']*)' change places")
+
+
+def _values_swapped(detail: str) -> bool:
+    """The swapped roles are two values with digits (numbers, ids), not two words."""
+    m = _SWAPPED.search(detail)
+    return bool(m) and all(any(c.isdigit() for c in g) for g in m.groups())  # type: ignore[union-attr]
+
+
+def reverses_rule(f: PairFeatures) -> bool:
+    """The incoming text announces a change ("no longer", "stopped", "now") and flips the
+    negation of the other: a reversed rule, an update, never a rewording."""
+    v = dict(zip(FEATURE_NAMES, f.values, strict=True))
+    return bool(v["marker_b_only"]) and bool(v["negation_mismatch"])
+
+
+def changes_a_value(f: PairFeatures) -> bool:
+    """A pair that is not the same fact reads as an update by its shape alone."""
+    return reverses_rule(f) or one_slot_swapped(f)
+
+
+def one_slot_swapped(f: PairFeatures) -> bool:
+    """The two texts differ in one word each, and those stand in the same slot: one value
+    (a tool, an owner, a place) swapped in the same sentence."""
+    v = dict(zip(FEATURE_NAMES, f.values, strict=True))
+    return v["substitutions"] == 1 and v["lex_only_a"] == 1 and v["lex_only_b"] == 1
 
 
 _COMPOUND = re.compile(r"[A-Za-z0-9_.]+(?:-[A-Za-z0-9_.]+)+")
