@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -63,28 +64,51 @@ class MiniLMTokenEncoder:
     name = "all-MiniLM-L6-v2-tokens"
 
     def __init__(self, cache_size: int = 4096) -> None:
-        self._cache: OrderedDict[str, WordVectors] = OrderedDict()
+        # By stripped text (as the embedder tokenizes it): a text's words, or the raw token
+        # vectors the flush kept for it, grouped into words on first use.
+        self._cache: OrderedDict[str, WordVectors | TokenVectors] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> list[WordVectors]:
+        keys = [t.strip() for t in texts]
+        self._absorb_kept()
         with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            missing = list(dict.fromkeys(k for k in keys if k not in self._cache))
         if missing:
             fresh = self._encode(missing)
             with self._lock:
-                for t, wv in zip(missing, fresh, strict=True):
-                    self._cache[t] = wv
-                    self._cache.move_to_end(t)
-                while len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
+                for k, wv in zip(missing, fresh, strict=True):
+                    self._cache[k] = wv
+                    self._cache.move_to_end(k)
+                self._trim()
         with self._lock:
             out = []
-            for t in texts:
-                hit = self._cache.get(t)
+            for k in keys:
+                hit = self._cache.get(k)
+                if hit is not None and not isinstance(hit, WordVectors):
+                    hit = self._cache[k] = word_vectors(hit)
                 # Evicted by a huge batch: encode it alone.
-                out.append(hit if hit is not None else self._encode([t])[0])
+                out.append(hit if hit is not None else self._encode([k])[0])
             return out
+
+    def _absorb_kept(self) -> None:
+        """Take the token vectors of every text the flush embedded since the last call: the
+        incoming texts at hand, and the memories this worker writes, which come back later
+        as candidates (then found here, not encoded again)."""
+        from memsieve.embedders import local
+
+        kept = local.drain_tokens()
+        with self._lock:
+            for tv in kept:
+                if tv.text not in self._cache:
+                    self._cache[tv.text] = tv
+                self._cache.move_to_end(tv.text)
+            self._trim()
+
+    def _trim(self) -> None:
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
 
     def _encode(self, texts: list[str]) -> list[WordVectors]:
         from memsieve.embedders import local
@@ -179,6 +203,7 @@ def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
     )
 
 
+@lru_cache(maxsize=65536)
 def word_key(word: str) -> str:
     """What two words must share to count as one word: case, plurals and common suffixes
     folded, and the words of one synonym group of generic nouns (repo / project) made one."""
