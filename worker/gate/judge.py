@@ -72,14 +72,14 @@ def guard_judge(guards: Sequence[Guard] | None = None) -> Judge:
 def default_judge(settings: Settings | None = None, *, embedder_model: str | None = None) -> Judge:
     """The judge the gate uses unless told otherwise (`MEMSIEVE_JUDGE`).
 
-    - `guards` (the default), and always with the test embedder (hashing-v1): the lexical
-      guards alone (`GuardJudge`);
-    - `classifier`: the trained pair classifier (`memsieve.gate.judge_classifier`): hard
-      guards, token alignment with MiniLM's contextual word vectors, soft guard signals,
-      trained weights; without the local model installed, a lexical alignment (stricter).
-      Not the default: on the held-out pairs it cuts false supersedes (precision 0.65 ->
-      0.94) but catches fewer rewordings (recall 0.83 -> 0.69), misses one of the README's
-      five rewordings, and costs ~2.2x the gate's CPU (docs/dedupe-quality.md).
+    - `classifier` (the default): the trained pair classifier
+      (`memsieve.gate.judge_classifier`): hard guards, token alignment with MiniLM's
+      contextual word vectors (from the local embedder's own ONNX pass, no torch), soft
+      guard signals, trained weights; without the local model installed, a lexical
+      alignment (stricter). Chosen on cross-validated figures (docs/dedupe-quality.md):
+      far fewer false supersedes than the guards alone at about their recall;
+    - `guards`, and always with the test embedder (hashing-v1): the lexical guards alone
+      (`GuardJudge`).
 
     The service puts the optional LLM judge in front of it (`memsieve.judge_llm.service_judge`:
     this package stays free of network clients).
@@ -87,7 +87,7 @@ def default_judge(settings: Settings | None = None, *, embedder_model: str | Non
     if settings is None:
         settings = _settings()
     model = embedder_model or _embedder_model(settings)
-    chosen = settings.judge if settings is not None else "guards"
+    chosen = settings.judge if settings is not None else "classifier"
     if model.startswith("hashing") or chosen == "guards":
         return GuardJudge()
     from memsieve.gate import judge_classifier

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol
 
@@ -102,7 +102,9 @@ class MiniLMTokenEncoder:
         with self._lock:
             for tv in kept:
                 if tv.text not in self._cache:
-                    self._cache[tv.text] = tv
+                    # Half precision while it waits: most are never a candidate, and
+                    # 4,096 texts of ~30 tokens would hold ~150 MB in float32.
+                    self._cache[tv.text] = replace(tv, vectors=tv.vectors.astype(np.float16))
                 self._cache.move_to_end(tv.text)
             self._trim()
 
