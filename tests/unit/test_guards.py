@@ -265,3 +265,36 @@ def test_a_changed_wrapped_identifier_is_still_vetoed() -> None:
 
 def test_a_contraction_is_not_a_wrapper() -> None:
     assert text.analyse("Tests don't.").words[-1] == "dont"
+
+
+# Issue 15, new classes of the hard guards: a quoted name is exact, ordinals are numbers,
+# numeronyms are words, a file named by its stem, glued pixel quantities.
+@pytest.mark.parametrize(
+    ("old", "new", "guard"),
+    [
+        ("Config lives in the `platform-config` repo.", "Config lives in the `platform-configs` repo.", "code"),
+        ("Close starts on the third business day.", "Close starts on the fifth business day.", "numbers"),
+        ("Edit pyproject.toml first.", "Edit pyproject.cfg first.", "identifiers"),
+        ("Resize images to 1024px.", "Resize images to 2048 px.", "numbers"),
+    ],
+)  # fmt: skip
+def test_new_hard_guard_classes_veto(old: str, new: str, guard: str) -> None:
+    assert guard in set(_vetoes(old, new))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Commit `poetry.lock` with the change.", "Commit poetry.lock with the change."),
+        ("Run `make lint` before a PR.", "Before a PR, run `make lint`."),
+        ("Close starts on the third business day.", "Close starts on the 3rd business day."),
+        (
+            "Commit `poetry.lock` with pyproject changes.",
+            "Commit `poetry.lock` with pyproject.toml.",
+        ),
+        ("k8s evicts pods over the 2Gi limit.", "Kubernetes evicts pods over the 2Gi limit."),
+        ("Resize images to 1024px.", "Resize images to 1024 px."),
+    ],
+)
+def test_new_rewording_classes_pass_the_hard_guards(old: str, new: str) -> None:
+    assert not {"numbers", "identifiers", "dates", "code"} & set(_vetoes(old, new))

@@ -174,3 +174,30 @@ def test_generic_nouns_of_one_synonym_group_align_and_names_do_not() -> None:
     a, b = enc.encode(["The billing service retries twice.", "The search service retries twice."])
     al = align(a, b)
     assert dict(zip(al.a_words, al.a_best, strict=True))["billing"] == 0.0
+
+
+def test_pair_shapes() -> None:
+    from memsieve.gate import judge_shapes, text
+    from memsieve.gate.judge_align import word_key
+
+    def bag(a: str, b: str) -> bool:
+        return judge_shapes.swapped_in_same_bag(
+            text.analyse(a).content_words, text.analyse(b).content_words
+        )
+
+    assert bag(
+        "Rebase feature branches onto main, not main onto feature branches.",
+        "Rebase main onto feature branches, not feature branches onto main.",
+    )
+    assert not bag("Run make lint before opening a PR.", "Before opening a PR, run make lint.")
+    assert judge_shapes.sibling_names("Use web-frontend.", "Use web-backend.")
+    assert not judge_shapes.sibling_names("Never hand-edit it.", "Do not edit-by-hand it.")
+    a, b = text.analyse("the billing service retries"), text.analyse("the search service retries")
+    content = frozenset(word_key(w) for w in a.content_words + b.content_words)
+    assert judge_shapes.substitutions(a.words, b.words, content) == [
+        (word_key("billing"), word_key("search"))
+    ]
+    assert text.antonym_pairs(("reviewers", "accept"), ("reviewers", "rejected")) == [
+        ("accept", "reject")
+    ]
+    assert text.antonym_pairs(("accepts",), ("accepted",)) == []

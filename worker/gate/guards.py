@@ -14,6 +14,7 @@ Every guard costs tens of microseconds: the text analysis is cached per text.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from functools import lru_cache
 
@@ -247,12 +248,45 @@ def first_inversion(
     return inverted if descents > max_descents else None
 
 
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+@lru_cache(maxsize=4096)
+def _code_spans(joined: str) -> frozenset[str]:
+    return frozenset(s.strip().lower() for s in _CODE.findall(joined) if s.strip())
+
+
+def _mentions(joined: str, span: str) -> bool:
+    """`span` occurs in `joined` as a whole term (not inside a longer name)."""
+    pattern = r"(?<![\w-])" + re.escape(span) + r"(?![\w-])"
+    return re.search(pattern, joined, re.IGNORECASE) is not None
+
+
+def code_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
+    """Veto when each text quotes code (`...`) that the other never mentions verbatim.
+
+    A quoted name is exact: `platform-config` and `platform-configs` are two repos, where
+    prose plurals and suffixes fold ("PRs" == "PR"). A rewording may drop the quotes or the
+    term; only a substitution, a quoted term on each side that the other lacks, vetoes.
+    """
+    if incoming.target_memory_id is not None and incoming.target_memory_id == candidate.memory_id:
+        return []
+    ta = memory_text(candidate.heading, candidate.content)
+    tb = memory_text(incoming.heading, incoming.content)
+    new = sorted(s for s in _code_spans(tb) if not _mentions(ta, s))
+    old = sorted(s for s in _code_spans(ta) if not _mentions(tb, s))
+    if not new or not old:
+        return []
+    return [Veto("code", _diff_detail(new, old))]
+
+
 def default_guards() -> tuple[Guard, ...]:
     """Every guard, in the order their vetoes are reported."""
     return (
         numbers_guard,
         identifiers_guard,
         dates_guard,
+        code_guard,
         entities_guard,
         compounds_guard,
         contrast_guard,

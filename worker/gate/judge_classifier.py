@@ -232,7 +232,9 @@ def is_value_swap(f: PairFeatures) -> bool:
     return max(ua, ub) <= UPDATE_MAX_UNALIGNED
 
 
-VALUE_GUARDS = frozenset({"numbers", "identifiers", "dates", "entities", "contrast", "compounds"})
+VALUE_GUARDS = frozenset(
+    {"numbers", "identifiers", "dates", "code", "entities", "contrast", "compounds"}
+)
 
 
 def _diff_detail(f: PairFeatures) -> str:

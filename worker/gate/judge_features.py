@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from memsieve.gate import guards as gguards
+from memsieve.gate import judge_shapes
 from memsieve.gate import text as gtext
 from memsieve.gate.decide import Veto
 from memsieve.gate.judge_align import Alignment, word_key
@@ -23,7 +24,7 @@ UNALIGNED = (0.55, 0.65, 0.75)
 
 # Soft guards: their vetoes are features, weighed with the rest. The hard guards (numbers,
 # identifiers, dates) still veto on their own: a changed number is never the same fact.
-HARD_GUARDS = ("numbers", "identifiers", "dates")
+HARD_GUARDS = ("numbers", "identifiers", "dates", "code")
 SOFT_GUARDS = ("entities", "compounds", "contrast", "negation", "swapped_roles")
 
 # Words that announce a new value for an old slot ("now", "moved to", "no longer").
@@ -69,6 +70,8 @@ FEATURE_NAMES: tuple[str, ...] = (
     "lex_only_a",
     "lex_only_b",
     "update_marker_any",
+    "antonyms",
+    "swap_same_bag",
 )
 
 # "Correction:", "actually", "not X" at the end: the producer says the old statement was wrong.
@@ -100,62 +103,23 @@ def _inversions(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     return sum(pos_b[y] < pos_b[x] for x, y in zip(shared, shared[1:], strict=False))
 
 
-def _substitutions(
-    a: tuple[str, ...], b: tuple[str, ...], content: frozenset[str]
-) -> list[tuple[str, str]]:
-    """Pairs (word only in a, word only in b) standing in the same slot: the same word just
-    before or just after both ("the billing service" / "the search service"). A renamed
-    entity, an antonym or a new value; a synonym too, which the alignment then tells apart."""
-    ka = [word_key(w) for w in a]
-    kb = [word_key(w) for w in b]
-    only_a = {k for k in ka if k in content} - set(kb)
-    only_b = {k for k in kb if k in content} - set(ka)
-    if not only_a or not only_b:
-        return []
-
-    def slots(keys: list[str], only: set[str]) -> dict[str, set[tuple[str, str]]]:
-        out: dict[str, set[tuple[str, str]]] = {}
-        for i, k in enumerate(keys):
-            if k in only:
-                if i > 0 and keys[i - 1] not in only:
-                    out.setdefault(k, set()).add(("<", keys[i - 1]))
-                if i + 1 < len(keys) and keys[i + 1] not in only:
-                    out.setdefault(k, set()).add((">", keys[i + 1]))
-        return out
-
-    sa, sb = slots(ka, only_a), slots(kb, only_b)
-    return [(x, y) for x in sorted(sa) for y in sorted(sb) if sa[x] & sb[y]]
-
-
-def _bigrams(words: tuple[str, ...]) -> set[tuple[str, str]]:
-    keys = [word_key(w) for w in words]
-    return set(zip(keys, keys[1:], strict=False))
-
-
 def split_vetoes(
     vetoes: Sequence[Veto], text_a: str = "", text_b: str = ""
 ) -> tuple[tuple[Veto, ...], tuple[Veto, ...]]:
     """(hard vetoes, soft vetoes): a compounds veto between sibling names is hard, and so is
     a swap of two values ("port 80 on the host maps to 8080" / the mirror)."""
-    siblings = any(v.guard == "compounds" for v in vetoes) and sibling_names(text_a, text_b)
+    siblings = any(v.guard == "compounds" for v in vetoes) and judge_shapes.sibling_names(
+        text_a, text_b
+    )
     hard = tuple(
         v
         for v in vetoes
         if v.guard in HARD_GUARDS
         or (siblings and v.guard == "compounds")
-        or (v.guard == "swapped_roles" and _values_swapped(v.detail))
+        or (v.guard == "swapped_roles" and judge_shapes.values_swapped(v.detail))
     )
     soft = tuple(v for v in vetoes if v not in hard)
     return hard, soft
-
-
-_SWAPPED = re.compile(r"'([^']*)' and '([^']*)' change places")
-
-
-def _values_swapped(detail: str) -> bool:
-    """The swapped roles are two values with digits (numbers, ids), not two words."""
-    m = _SWAPPED.search(detail)
-    return bool(m) and all(any(c.isdigit() for c in g) for g in m.groups())  # type: ignore[union-attr]
 
 
 def reverses_rule(f: PairFeatures) -> bool:
@@ -175,22 +139,6 @@ def one_slot_swapped(f: PairFeatures) -> bool:
     (a tool, an owner, a place) swapped in the same sentence."""
     v = dict(zip(FEATURE_NAMES, f.values, strict=True))
     return v["substitutions"] == 1 and v["lex_only_a"] == 1 and v["lex_only_b"] == 1
-
-
-_COMPOUND = re.compile(r"[A-Za-z0-9_.]+(?:-[A-Za-z0-9_.]+)+")
-
-
-def sibling_names(text_a: str, text_b: str) -> bool:
-    """Each text has a hyphenated name the other lacks, and the two are of one family: they
-    share a part and each has a part the other lacks ("web-frontend" / "web-backend",
-    "acme-prod-uploads" / "acme-staging-uploads", "test-unit" / "test-integration"). Those
-    are identifiers, and a changed identifier is never the same fact; a prose compound is
-    reworded into other words ("hand-edit" / "edit-by-hand": no part replaced)."""
-    ca = {m.lower().strip(".") for m in _COMPOUND.findall(text_a)}
-    cb = {m.lower().strip(".") for m in _COMPOUND.findall(text_b)}
-    parts_a = [set(c.split("-")) for c in ca - cb]
-    parts_b = [set(c.split("-")) for c in cb - ca]
-    return any(x & y and x - y and y - x for x in parts_a for y in parts_b)
 
 
 def pair_features(
@@ -220,12 +168,12 @@ def pair_features(
     ua, ub = float((ab < mid).sum()), float((bb < mid).sum())
     hard_names = {v.guard for v in hard}
     content_keys = frozenset(word_key(w) for w in an_a.content_words + an_b.content_words)
-    subs = _substitutions(an_a.words, an_b.words, content_keys)
+    subs = judge_shapes.substitutions(an_a.words, an_b.words, content_keys)
     subst_words = {x for x, _ in subs} | {y for _, y in subs}
     best = {word_key(w): s for w, s in zip(alignment.a_words, ab, strict=True)}
     best |= {word_key(w): s for w, s in zip(alignment.b_words, bb, strict=True)}
     subst_align = min((float(best.get(w, 1.0)) for w in subst_words), default=1.0)
-    big_a, big_b = _bigrams(an_a.words), _bigrams(an_b.words)
+    big_a, big_b = judge_shapes.bigrams(an_a.words), judge_shapes.bigrams(an_b.words)
     bigram_jac = len(big_a & big_b) / max(1, len(big_a | big_b))
     keys_a = {word_key(w) for w in an_a.content_words}
     keys_b = {word_key(w) for w in an_b.content_words}
@@ -264,6 +212,8 @@ def pair_features(
             float(len(keys_a - keys_b)),
             float(len(keys_b - keys_a)),
             float(bool(UPDATE_MARKERS.search(text_b))),
+            float(len(gtext.antonym_pairs(an_a.words, an_b.words))),
+            float(judge_shapes.swapped_in_same_bag(an_a.content_words, an_b.content_words)),
         ],
         dtype=np.float64,
     )

@@ -53,6 +53,21 @@ NUMBER_WORDS = {
     "thousand": "1000",
     "twice": "2",
     "thrice": "3",
+    # Ordinals read as their number, as "3rd" is ("the third business day" == "3rd"); not
+    # "first" (prose: "first run the tests") nor "second" (a unit).
+    "third": "3",
+    "fourth": "4",
+    "fifth": "5",
+    "sixth": "6",
+    "seventh": "7",
+    "eighth": "8",
+    "ninth": "9",
+    "tenth": "10",
+    "eleventh": "11",
+    "twelfth": "12",
+    "fifteenth": "15",
+    "twentieth": "20",
+    "thirtieth": "30",
 }
 
 _MONTHS = (
@@ -351,6 +366,14 @@ SYNONYM_GROUPS: tuple[frozenset[str], ...] = tuple(
 _SYNONYM_INDEX: dict[str, str] = {term: min(group) for group in SYNONYM_GROUPS for term in group}
 
 
+def antonym_pairs(words_a: tuple[str, ...], words_b: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(member only in a, member only in b) of one `ANTONYM_FORMS` group."""
+    in_a = {_CONTRAST_FORMS[w] for w in words_a if w in _CONTRAST_FORMS}
+    in_b = {_CONTRAST_FORMS[w] for w in words_b if w in _CONTRAST_FORMS}
+    only_a, only_b = in_a - in_b, in_b - in_a
+    return [(x, y) for g, x in sorted(only_a) for h, y in sorted(only_b) if g == h]
+
+
 def synonym_key(word: str) -> str:
     """One key for the words of a synonym group (`SYNONYM_GROUPS`); the word otherwise."""
     return _SYNONYM_INDEX.get(word, word)
@@ -360,8 +383,9 @@ _CONTRAST_INDEX: dict[str, int] = {}
 for _i, _group in enumerate(CONTRAST_GROUPS):
     for _term in _group:
         _CONTRAST_INDEX.setdefault(_term, _i)
-# Antonyms whose inflections must not contrast with each other ("accepts" == "accepted"):
-# each member lists its forms, and a form counts as its first one.
+# Antonyms the pair classifier weighs (a feature, not a guard's veto: "rejects cards that
+# are not test cards" == "accepts only test cards"). Each member lists its forms, and a form
+# counts as its first one, so inflections never contrast with each other.
 ANTONYM_FORMS: tuple[str, ...] = (
     "accept/accepts/accepted/accepting reject/rejects/rejected/rejecting",
     "strict/stricter/strictly lenient/leniently/loose/loosely/relaxed",
@@ -531,7 +555,7 @@ def _word(part: str) -> _Part | None:
         number=NUMBER_WORDS.get(w),
         date=date,
         may=date is None and part == "May",
-        contrast=(_CONTRAST_INDEX[w], w) if w in _CONTRAST_INDEX else _CONTRAST_FORMS.get(w),
+        contrast=(_CONTRAST_INDEX[w], w) if w in _CONTRAST_INDEX else None,
         content=w not in STOPWORDS and not w.isdigit(),
         anchor=upper,
         entity=upper and singular not in DATE_WORDS and w not in _UNITS,  # "MB" is no name

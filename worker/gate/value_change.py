@@ -15,7 +15,9 @@ from memsieve.gate.decide import Candidate, Incoming, Veto
 
 # Guards whose veto names a value that changed (a number, an identifier, a date, a name, one
 # of an exclusive group) rather than a changed sentence (negation, swapped roles).
-VALUE_GUARDS = frozenset({"numbers", "identifiers", "dates", "entities", "compounds", "contrast"})
+VALUE_GUARDS = frozenset(
+    {"numbers", "identifiers", "dates", "code", "entities", "compounds", "contrast"}
+)
 # Content words the two texts must share (Jaccard, apart from the changed value) to be
 # about the same subject.
 SUBJECT_MIN_OVERLAP = 0.5
