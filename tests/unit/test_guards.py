@@ -298,3 +298,16 @@ def test_new_hard_guard_classes_veto(old: str, new: str, guard: str) -> None:
 )
 def test_new_rewording_classes_pass_the_hard_guards(old: str, new: str) -> None:
     assert not {"numbers", "identifiers", "dates", "code"} & set(_vetoes(old, new))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "vetoed"),
+    [
+        ("The window is Sunday 02:00 UTC.", "The window is Sunday 02:00 PST.", True),
+        ("The quota resets at 00:00 UTC.", "The quota resets at 00:00 local time.", True),
+        ("Backups run at midnight UTC.", "Backups run at 00:00 UTC.", False),
+        ("Backups run at midnight UTC.", "Backups run at 00:00.", False),
+    ],
+)
+def test_a_changed_time_zone_is_a_changed_date(old: str, new: str, vetoed: bool) -> None:
+    assert ("dates" in set(_vetoes(old, new))) is vetoed

@@ -280,12 +280,43 @@ def code_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     return [Veto("code", _diff_detail(new, old))]
 
 
+_ZONE = re.compile(
+    r"\b(utc|gmt|pst|pdt|est|edt|cst|cdt|mst|mdt|cet|cest|eet|eest|bst|ist|jst|kst|sgt|hkt|"
+    r"aest|aedt|awst|nzst|nzdt|local time)\b",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=4096)
+def _zones(joined: str) -> frozenset[str]:
+    """Time zones named in a text, where it also names a clock time or a day."""
+    found = frozenset(z.lower() for z in _ZONE.findall(joined) if z)
+    if not found:
+        return found
+    a = text.analyse(joined)
+    return found if a.dates else frozenset()
+
+
+def time_zone_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
+    """Veto (as a changed date) when both texts name the time zone of a time and the zones
+    differ: "02:00 UTC" and "02:00 PST" are two moments. A rewording that drops the zone
+    passes; the dates guard compares the times themselves."""
+    if incoming.target_memory_id is not None and incoming.target_memory_id == candidate.memory_id:
+        return []
+    za = _zones(memory_text(candidate.heading, candidate.content))
+    zb = _zones(memory_text(incoming.heading, incoming.content))
+    if not za or not zb or za == zb:
+        return []
+    return [Veto("dates", _diff_detail(sorted(zb - za), sorted(za - zb)))]
+
+
 def default_guards() -> tuple[Guard, ...]:
     """Every guard, in the order their vetoes are reported."""
     return (
         numbers_guard,
         identifiers_guard,
         dates_guard,
+        time_zone_guard,
         code_guard,
         entities_guard,
         compounds_guard,
