@@ -14,12 +14,12 @@ Every guard costs tens of microseconds: the text analysis is cached per text.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from functools import lru_cache
 
 from memsieve.gate import text
 from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
+from memsieve.gate.guards_exact import code_guard, diff_detail, time_zone_guard
 from memsieve.gate.text import Analysis
 from memsieve.schemas.events import memory_text  # the one join: embedded, hashed, compared
 
@@ -50,15 +50,6 @@ def _analysis(heading: str, content: str) -> Analysis:
     return text.analyse(memory_text(heading, content))
 
 
-def _diff_detail(new: list[str], old: list[str]) -> str:
-    parts = []
-    if new:
-        parts.append("incoming has " + ", ".join(new[:5]))
-    if old:
-        parts.append("memory has " + ", ".join(old[:5]))
-    return "; ".join(parts)
-
-
 def _set_guard(name: str, attr: str) -> Guard:
     """A guard that vetoes when either text has a term of class `attr` the other lacks."""
 
@@ -71,7 +62,7 @@ def _set_guard(name: str, attr: str) -> Guard:
         old = text.unmatched(getattr(b, attr), a)
         if not new and not old:
             return []
-        return [Veto(name, _diff_detail(new, old))]
+        return [Veto(name, diff_detail(new, old))]
 
     guard.__name__ = f"{name}_guard"
     guard.__doc__ = f"Veto when the {attr} of the two texts differ."
@@ -89,7 +80,7 @@ def numbers_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     old = sorted(b.numbers - a.numbers - a.soft_numbers)
     if not new and not old:
         return []
-    return [Veto("numbers", _diff_detail(new, old))]
+    return [Veto("numbers", diff_detail(new, old))]
 
 
 identifiers_guard = _set_guard("identifiers", "identifiers")
@@ -110,7 +101,7 @@ def entities_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     old = text.unmatched(b.entities, a)
     if not new or not old:
         return []
-    return [Veto("entities", _diff_detail(new, old))]
+    return [Veto("entities", diff_detail(new, old))]
 
 
 def compounds_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
@@ -127,7 +118,7 @@ def compounds_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     old = text.unmatched(b.compounds, a)
     if not new or not old:
         return []
-    return [Veto("compounds", _diff_detail(new, old))]
+    return [Veto("compounds", diff_detail(new, old))]
 
 
 def contrast_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
@@ -151,12 +142,12 @@ def contrast_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
         only_a = groups_a[g] - groups_b[g]
         only_b = groups_b[g] - groups_a[g]
         if only_a and only_b:
-            vetoes.append(Veto("contrast", _diff_detail(sorted(only_a), sorted(only_b))))
+            vetoes.append(Veto("contrast", diff_detail(sorted(only_a), sorted(only_b))))
     # Antonyms by prefix: "synchronous" vs "asynchronous", "safe" vs "unsafe" -- unless one
     # side is negated, when the two negations cancel ("never closed" == "unclosed").
     if a.negated == b.negated:
         for x, y in prefix_antonym_pairs(a, b):
-            vetoes.append(Veto("contrast", _diff_detail([x], [y])))
+            vetoes.append(Veto("contrast", diff_detail([x], [y])))
     return vetoes
 
 
@@ -246,68 +237,6 @@ def first_inversion(
             descents += 1
             inverted = inverted or (prev, cur)
     return inverted if descents > max_descents else None
-
-
-_CODE = re.compile(r"`([^`\n]+)`")
-
-
-@lru_cache(maxsize=4096)
-def _code_spans(joined: str) -> frozenset[str]:
-    return frozenset(s.strip().lower() for s in _CODE.findall(joined) if s.strip())
-
-
-def _mentions(joined: str, span: str) -> bool:
-    """`span` occurs in `joined` as a whole term (not inside a longer name)."""
-    pattern = r"(?<![\w-])" + re.escape(span) + r"(?![\w-])"
-    return re.search(pattern, joined, re.IGNORECASE) is not None
-
-
-def code_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
-    """Veto when each text quotes code (`...`) that the other never mentions verbatim.
-
-    A quoted name is exact: `platform-config` and `platform-configs` are two repos, where
-    prose plurals and suffixes fold ("PRs" == "PR"). A rewording may drop the quotes or the
-    term; only a substitution, a quoted term on each side that the other lacks, vetoes.
-    """
-    if incoming.target_memory_id is not None and incoming.target_memory_id == candidate.memory_id:
-        return []
-    ta = memory_text(candidate.heading, candidate.content)
-    tb = memory_text(incoming.heading, incoming.content)
-    new = sorted(s for s in _code_spans(tb) if not _mentions(ta, s))
-    old = sorted(s for s in _code_spans(ta) if not _mentions(tb, s))
-    if not new or not old:
-        return []
-    return [Veto("code", _diff_detail(new, old))]
-
-
-_ZONE = re.compile(
-    r"\b(utc|gmt|pst|pdt|est|edt|cst|cdt|mst|mdt|cet|cest|eet|eest|bst|ist|jst|kst|sgt|hkt|"
-    r"aest|aedt|awst|nzst|nzdt|local time)\b",
-    re.IGNORECASE,
-)
-
-
-@lru_cache(maxsize=4096)
-def _zones(joined: str) -> frozenset[str]:
-    """Time zones named in a text, where it also names a clock time or a day."""
-    found = frozenset(z.lower() for z in _ZONE.findall(joined) if z)
-    if not found:
-        return found
-    a = text.analyse(joined)
-    return found if a.dates else frozenset()
-
-
-def time_zone_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
-    """Veto (as a changed date) when both texts name the time zone of a time and the zones
-    differ: "02:00 UTC" and "02:00 PST" are two moments. A rewording that drops the zone
-    passes; the dates guard compares the times themselves."""
-    if incoming.target_memory_id is not None and incoming.target_memory_id == candidate.memory_id:
-        return []
-    za = _zones(memory_text(candidate.heading, candidate.content))
-    zb = _zones(memory_text(incoming.heading, incoming.content))
-    if not za or not zb or za == zb:
-        return []
-    return [Veto("dates", _diff_detail(sorted(zb - za), sorted(za - zb)))]
 
 
 def default_guards() -> tuple[Guard, ...]:
