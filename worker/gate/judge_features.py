@@ -33,8 +33,8 @@ UPDATE_MARKERS = re.compile(
     r"migrated|replaced|raised|lowered|increased|decreased|reduced|bumped|no longer|"
     r"instead|anymore|any more|from now on|has become|became|is being replaced|"
     r"starting|from \w+ on|was|were|has been|have been|handed over|took over|takes over|"
-    r"stopped|dropped|deprecated|retired|removed|sunset|as of|going forward|effective|"
-    r"since|used to|anymore|these days|nowadays|off|onto)\b",
+    r"stopped|dropped|deprecated|retired|removed|sunset|as of|going forward|"
+    r"used to|these days|nowadays)\b",
     re.IGNORECASE,
 )
 
@@ -72,6 +72,14 @@ FEATURE_NAMES: tuple[str, ...] = (
     "update_marker_any",
     "antonyms",
     "swap_same_bag",
+    "reversal_b_only",
+)
+
+# Words that announce a rule reversed ("no longer", "stopped"): narrower than the update
+# markers, because with a flipped negation they overrule the model (`reverses_rule`).
+REVERSAL_MARKERS = re.compile(
+    r"\b(no longer|not any ?more|stopped|dropped|now|deprecated|removed|retired|used to)\b",
+    re.IGNORECASE,
 )
 
 # "Correction:", "actually", "not X" at the end: the producer says the old statement was wrong.
@@ -126,7 +134,7 @@ def reverses_rule(f: PairFeatures) -> bool:
     """The incoming text announces a change ("no longer", "stopped", "now") and flips the
     negation of the other: a reversed rule, an update, never a rewording."""
     v = dict(zip(FEATURE_NAMES, f.values, strict=True))
-    return bool(v["marker_b_only"]) and bool(v["negation_mismatch"])
+    return bool(v["reversal_b_only"]) and bool(v["negation_mismatch"])
 
 
 def changes_a_value(f: PairFeatures) -> bool:
@@ -214,6 +222,7 @@ def pair_features(
             float(bool(UPDATE_MARKERS.search(text_b))),
             float(len(gtext.antonym_pairs(an_a.words, an_b.words))),
             float(judge_shapes.swapped_in_same_bag(an_a.content_words, an_b.content_words)),
+            float(bool(REVERSAL_MARKERS.search(text_b)) and not REVERSAL_MARKERS.search(text_a)),
         ],
         dtype=np.float64,
     )

@@ -26,6 +26,8 @@ _SENTENCE_END = re.compile(r"[.!?:]$")
 # A numeronym: a word shortened to its first letter, the count of letters left out and its
 # last letter(s) (k8s, i18n, a11y, o11y, e2e).
 _NUMERONYM = re.compile(r"[a-z]\d{1,2}[a-z]{1,2}")
+# Unicode hyphens read as "-" (a non-breaking hyphen in "Sev\u20112" is the same id as "Sev-2").
+_DASHES = str.maketrans({"\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2212": "-"})
 # A possessive on a token ("foo.lock's" == "foo.lock"; "PR's" == "PR").
 _POSSESSIVE = re.compile(r"['’]s$")
 # What closes a token: a closing quote, backtick, bracket or emphasis, then anything of a
@@ -629,7 +631,7 @@ def analyse(text: str) -> Analysis:
     anchors: list[str] = []
     negated = bool(_CONTRASTIVE.search(text))
     sentence_start = True
-    text = spell_out_numbers(text)
+    text = spell_out_numbers(text.translate(_DASHES))
     times, text = _times(text)
     dates |= times
     vocab |= times
