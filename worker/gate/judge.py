@@ -117,7 +117,7 @@ def default_judge(settings: Settings | None = None, *, embedder_model: str | Non
       trained weights; without the local model installed, a lexical alignment (stricter).
       Not the default: on the held-out pairs it cuts false supersedes (precision 0.65 ->
       0.94) but catches fewer rewordings (recall 0.83 -> 0.69), misses one of the README's
-      five rewordings, and costs ~2.2x the gate's CPU (docs/dedupe-quality.md).
+      five rewordings, and costs ~1.6x the gate's CPU (docs/dedupe-quality.md).
 
     The service puts the optional LLM judge in front of it (`memsieve.judge_llm.service_judge`:
     this package stays free of network clients).
