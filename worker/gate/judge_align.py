@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -62,7 +63,13 @@ class MiniLMTokenEncoder:
 
     name = "all-MiniLM-L6-v2-tokens"
 
-    def __init__(self, cache_size: int = 4096) -> None:
+    def __init__(
+        self, cache_size: int = 4096, threads: int = 0, model_cache: Path | None = None
+    ) -> None:
+        """`threads`, `model_cache`: as for the local embedder, used if this encoder is the
+        first in the process to load the model."""
+        self.threads = threads
+        self.model_cache = model_cache
         self._cache: OrderedDict[str, WordVectors] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
@@ -89,7 +96,8 @@ class MiniLMTokenEncoder:
     def _encode(self, texts: list[str]) -> list[WordVectors]:
         from memsieve.embedders import local
 
-        return [word_vectors(tv) for tv in local.token_vectors(texts)]
+        tvs = local.token_vectors(texts, self.threads, self.model_cache)
+        return [word_vectors(tv) for tv in tvs]
 
 
 def word_vectors(tv: TokenVectors) -> WordVectors:
