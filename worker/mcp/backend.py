@@ -255,12 +255,7 @@ class Backend:
         namespace, and a payload that reused an id is answered with its own row."""
         keys = [ref.event_id] + ([ref.reused_id] if ref.reused_id else [])
         while True:
-            rows = self._store.query(
-                "SELECT event_id, status, decision, reason, detail, reused_id,"
-                " memory_id::text AS memory_id, supersedes::text AS supersedes, payload_hash"
-                " FROM events WHERE ns_key = %s AND event_id = ANY(%s)",
-                (ref.namespace, keys),
-            )
+            rows = self._store.ledger_outcomes(ref.namespace, keys)
             by = {r["event_id"]: r for r in rows}
             row = ref.own_row(
                 by.get(ref.event_id), by.get(ref.reused_id) if ref.reused_id else None
@@ -292,16 +287,6 @@ class Backend:
         contradicts), on a store that records them (memory_conflicts); else []."""
         if not memory_id:
             return []
-        if not self._store.query("SELECT to_regclass('memory_conflicts') IS NOT NULL AS ok")[0][
-            "ok"
-        ]:
-            return []
-        rows = self._store.query(
-            "SELECT id AS conflict_id, older_id::text AS older_id, newer_id::text AS newer_id,"
-            " detail FROM memory_conflicts WHERE closed_at IS NULL"
-            " AND (older_id = %s OR newer_id = %s) ORDER BY opened_at, id",
-            (memory_id, memory_id),
-        )
         return [
             {
                 "conflict_id": r["conflict_id"],
@@ -309,7 +294,7 @@ class Backend:
                 "this_is": "older" if r["older_id"] == memory_id else "newer",
                 "detail": r["detail"],
             }
-            for r in rows
+            for r in self._store.memory_open_conflicts(memory_id)
         ]
 
     # -- reading -----------------------------------------------------------------------------
@@ -390,28 +375,17 @@ class Backend:
         if namespace:
             self.scope.pick(namespace)  # refuses a namespace outside the scope
         self.ready()
-        rows = []
-        if is_uuid(id):
-            rows = self._store.query("SELECT namespace FROM memories WHERE id = %s", (id,))
-        if rows:
+        owner = self._store.memory_namespace(id) if is_uuid(id) else None
+        if owner is not None:
             # A memory id is global: explained only if it (and its chain) is in scope.
-            if not self.scope.allows(rows[0]["namespace"]) or (
-                namespace and rows[0]["namespace"] != namespace
-            ):
+            if not self.scope.allows(owner) or (namespace and owner != namespace):
                 raise missing
-            where: str | None = rows[0]["namespace"]
+            where: str | None = owner
         else:
             # Event ids are per namespace: only the events of this scope are looked at,
             # another tenant's event of the same id is neither shown nor mentioned.
             wanted = [namespace] if namespace else list(self.scope.namespaces)
-            keys = [
-                r["ns_key"]
-                for r in self._store.query(
-                    "SELECT DISTINCT ns_key FROM events WHERE event_id = %s"
-                    " AND ns_key = ANY(%s) ORDER BY ns_key",
-                    (id, wanted),
-                )
-            ]
+            keys = self._store.event_namespaces(id, among=wanted)
             if not keys:
                 raise missing
             if len(keys) > 1:

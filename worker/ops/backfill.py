@@ -324,16 +324,12 @@ def ledger_rows(
     """(item, its row: event_id, status, decision, reason) for the items the ledger holds,
     looked up under their namespace (never another tenant's event of the same id) and, for
     a payload that reused an id, under its own reuse row. Queried in chunks."""
-    sql = (
-        "SELECT ns_key, event_id, status, decision, reason, payload_hash FROM events"
-        " WHERE (ns_key, event_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"
-    )
     out: list[tuple[Item, dict[str, Any]]] = []
     for start in range(0, len(items), _LEDGER_CHUNK):
         chunk = items[start : start + _LEDGER_CHUNK]
         keys = [(it.namespace, it.event_id) for it in chunk]
         keys += [(it.namespace, it.ref.reused_id) for it in chunk if it.payload_hash]
-        rows = store.query(sql, ([k[0] for k in keys], [k[1] for k in keys]))
+        rows = store.ledger_rows(keys)
         by = {(r["ns_key"], r["event_id"]): r for r in rows}
         for it in chunk:
             ref = it.ref
