@@ -70,6 +70,13 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_events(settings: Settings, args: argparse.Namespace) -> int:
     store, _ = _store(settings)
+    if args.event_id and not args.namespace:
+        # Event ids are per namespace: an id tenants share is not listed across them.
+        from memsieve.history.explain import AmbiguousEvent
+
+        shared = len(store.event_namespaces(args.event_id))
+        if shared > 1:
+            return fail(str(AmbiguousEvent(args.event_id, shared)), 1)
     rows = store.list_events(args.namespace, args.status, args.event_id, args.limit)
     if args.json:
         emit_json(rows)
