@@ -13,7 +13,6 @@ ROOT = Path(__file__).resolve().parents[2]
 # that keep their statements as named constants beside the code that batches them.
 SQL_ALLOWED = {
     "worker/store/sql",
-    "worker/store/gate_write.py",
     "worker/store/gate_load.py",
     "worker/store/gate_sql.py",
     "worker/ops/pg_server.py",  # server administration (roles, databases), not the schema

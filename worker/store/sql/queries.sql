@@ -415,3 +415,54 @@ UPDATE memories m SET embedding = s.embedding, embedding_model = s.model,
 
 -- name: reembed_clear
 DELETE FROM reembed_staging WHERE model = %s;
+
+-- ======================================================================= the gate's write
+-- (worker/store/gate_write.py: statements run inside write_batch's transaction)
+
+-- name: lock_batch_events
+-- The batch's ledger rows, locked in id order: a redelivered event already written is skipped.
+SELECT event_id, status, memory_id::text FROM events
+ WHERE ns_key = %s AND event_id = ANY(%s) ORDER BY event_id FOR UPDATE;
+
+-- name: namespace_version
+SELECT version FROM namespace_versions WHERE namespace = %s;
+
+-- name: live_rows
+-- The namespace's live rows in this model's vector space (loaded binary).
+SELECT id::text, kind, heading, content, content_hash, embedding FROM memories
+ WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s;
+
+-- name: outside_target
+-- A live row a correction names that lies outside this model's vector space.
+SELECT id::text, kind, heading, content, content_hash, (embedding <=> %b)::float8
+  FROM memories WHERE id = %s AND namespace = %s AND deleted_at IS NULL;
+
+-- name: open_conflict_members
+SELECT older_id::text FROM memory_conflicts WHERE namespace = %s AND closed_at IS NULL
+UNION
+SELECT newer_id::text FROM memory_conflicts WHERE namespace = %s AND closed_at IS NULL;
+
+-- name: insert_memory
+INSERT INTO memories (id, namespace, kind, heading, content, tags, content_hash, embedding,
+                      embedding_model, embedding_dims, supersedes, event_id, agent, session,
+                      occurred_at, decision)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %b, %s, %s, %s, %s, %s, %s, %s, %s);
+
+-- name: open_conflict
+-- The new row's created_at is the conflict's opening time.
+INSERT INTO memory_conflicts (namespace, older_id, newer_id, event_id, verdict, judge, score,
+                              detail, distance, opened_at)
+SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, created_at FROM memories WHERE id = %s;
+
+-- name: hide_superseded
+-- The soft delete of each row a new version supersedes, at the new row's created_at; the
+-- caller checks that it touched exactly one row per new version (invariant 2).
+UPDATE memories m SET deleted_at = n.created_at FROM memories n
+ WHERE n.id = ANY(%s::uuid[]) AND m.id = n.supersedes AND m.deleted_at IS NULL
+RETURNING m.id;
+
+-- name: finish_event
+UPDATE events SET status = 'written', decision = %s, memory_id = %s, supersedes = %s,
+       distance = %s, reason = %s, decision_record = %s, updated_at = clock_timestamp(),
+       finished_at = clock_timestamp()
+ WHERE ns_key = %s AND event_id = %s;
