@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memsieve.schemas.events import OCCURRED_MAX, OCCURRED_MIN, content_hash
 from memsieve.store import dberrors, queries
 from memsieve.store.connect import Connected
 from memsieve.store.rows import InboxEvent, Pending, to_db_text
@@ -76,6 +75,9 @@ class Inbox(Connected):
     ) -> list[Pending]:
         """The oldest pending events of a namespace (the caller holds the namespace lock),
         leaving out `exclude` (events that already failed in this flush)."""
+        # Here, not at import: the read commands need no pydantic.
+        from memsieve.schemas.events import content_hash
+
         with self.connection() as conn, conn.cursor() as cur:
             rows = queries.all(cur, "claim_pending", (namespace, list(exclude), limit))
         return [
@@ -97,6 +99,8 @@ class Inbox(Connected):
             except dberrors.StoreRefused as exc:
                 if not exc.data_error:
                     raise
+                from memsieve.schemas.events import OCCURRED_MAX, OCCURRED_MIN
+
                 detail = f"its stored row cannot be loaded: {exc.kind}"
                 with self.connection() as conn, conn.cursor() as cur:
                     params = (detail, OCCURRED_MIN, OCCURRED_MAX, namespace, eid)
