@@ -466,3 +466,18 @@ UPDATE events SET status = 'written', decision = %s, memory_id = %s, supersedes 
        distance = %s, reason = %s, decision_record = %s, updated_at = clock_timestamp(),
        finished_at = clock_timestamp()
  WHERE ns_key = %s AND event_id = %s;
+
+-- ======================================================================= the gate's SQL search
+-- (worker/store/gate_sql.py: MEMSIEVE_GATE_SEARCH=sql, loaded binary)
+
+-- name: live_twins
+-- Live rows byte-identical to one of the batch's events.
+SELECT id::text, kind, heading, content, content_hash, embedding FROM memories
+ WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s
+   AND content_hash = ANY(%s);
+
+-- name: nearest_live
+-- One event's k nearest live rows of the namespace and model (exact, ordered by <=>).
+SELECT id::text, kind, heading, content, content_hash, embedding FROM memories
+ WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s
+ ORDER BY embedding <=> %b LIMIT %s;
