@@ -710,7 +710,7 @@ class Pipeline:
         except StoreRefused as exc:
             if len(ready) > 1:
                 # A data error rolled back the batch: write one by one to isolate it.
-                log.warning("batch write failed (%s); isolating", type(exc).__name__)
+                log.warning("batch write failed (%s); isolating", exc.kind)
                 outcomes: list[Outcome] = []
                 for item in ready:
                     outcomes.extend(self._write(namespace, [item], result))
