@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import psycopg
 import redis
 from memsieve import embedders, errors, judge_llm, metrics
 from memsieve.capture import policy, secrets
@@ -26,6 +25,7 @@ from memsieve.gate import guards, thresholds
 from memsieve.ops import scrub
 from memsieve.schemas import events as ev
 from memsieve.settings import Settings
+from memsieve.store.dberrors import StoreRefused
 from memsieve.store.postgres import InboxEvent, Outcome, Pending, Store
 from pydantic import ValidationError
 
@@ -384,22 +384,18 @@ class Pipeline:
         down), insert one by one and record each row it refuses as an invalid event."""
         try:
             return self.store.insert_events(list(unique.values()))
-        except (psycopg.OperationalError, psycopg.errors.AdminShutdown):
-            raise
-        except (psycopg.DataError, psycopg.IntegrityError, psycopg.ProgrammingError) as exc:
-            log.warning("capture: the store refused a batch (%s); one by one", type(exc).__name__)
+        except StoreRefused as exc:  # a value, not an outage (that one is transient)
+            log.warning("capture: the store refused a batch (%s); one by one", exc.kind)
         new: list[Key] = []
         for k, row in unique.items():
             try:
                 new += self.store.insert_events([row])
-            except (psycopg.OperationalError, psycopg.errors.AdminShutdown):
-                raise
-            except (psycopg.DataError, psycopg.IntegrityError, psycopg.ProgrammingError) as exc:
+            except StoreRefused as exc:
                 refused = self._refused(
                     row.event_id,
                     row.namespace,
                     "invalid_event",
-                    f"event: the store cannot hold one of its values ({type(exc).__name__})",
+                    f"event: the store cannot hold one of its values ({exc.kind})",
                 )
                 refused.payload_hash = row.payload_hash  # a redelivery stays a duplicate
                 unique[k] = refused
@@ -500,8 +496,8 @@ class Pipeline:
                     pending = self.store.claim_pending(
                         namespace, self.settings.batch_size, exclude=result.failed
                     )
-                except psycopg.DataError:
-                    buried = self.store.bury_unloadable(namespace)
+                except StoreRefused as exc:
+                    buried = self.store.bury_unloadable(namespace) if exc.data_error else []
                     if not buried:
                         raise
                     result.dead.extend(buried)
@@ -573,7 +569,7 @@ class Pipeline:
         finally:
             try:
                 self.store.set_claimed(namespace, ids, False)
-            except psycopg.Error as exc:  # the store is down: the original error says why
+            except errors.MemsieveError as exc:  # the store is down: the original error says why
                 log.warning(
                     "could not clear the claim on %d events: %s", len(ids), type(exc).__name__
                 )
@@ -711,12 +707,10 @@ class Pipeline:
                 judge=self.judge,
                 on_conflict=self.settings.on_conflict_for(namespace),
             )
-        except (psycopg.OperationalError, errors.TransientError):
-            raise
-        except psycopg.Error as exc:
+        except StoreRefused as exc:
             if len(ready) > 1:
                 # A data error rolled back the batch: write one by one to isolate it.
-                log.warning("batch write failed (%s); isolating", type(exc).__name__)
+                log.warning("batch write failed (%s); isolating", exc.kind)
                 outcomes: list[Outcome] = []
                 for item in ready:
                     outcomes.extend(self._write(namespace, [item], result))
@@ -725,7 +719,7 @@ class Pipeline:
             dead = self.store.fail_attempt(
                 namespace,
                 [ev_id],
-                f"write failed: {type(exc).__name__}: {str(exc)[:300]}",
+                f"write failed: {exc.kind}: {str(exc.__cause__ or exc)[:300]}",
                 self.settings.max_attempts,
             )
             result.dead.extend(dead)
