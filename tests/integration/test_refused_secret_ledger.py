@@ -8,7 +8,7 @@ import hmac
 from typing import Any
 
 import pytest
-from memsieve.flow.pipeline import event_id_for
+from memsieve.ids import event_id_for
 
 GHP = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa9"
 AKIA = "AKIA" + "Q3TZ7N2WXKJ5LM8P"

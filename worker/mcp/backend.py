@@ -30,10 +30,10 @@ from memsieve.app import configure
 from memsieve.capture import secrets
 from memsieve.cli.common import dumps, resolve
 from memsieve.cli.service import _child_env
-from memsieve.flow.pipeline import LedgerRef, ledger_ref
 from memsieve.history import explain as explain_mod
 from memsieve.history import lineage
 from memsieve.history.format import is_uuid, parse_time
+from memsieve.ids import LedgerRef, ledger_ref
 from memsieve.ops.services import EmbeddedServices
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
