@@ -118,3 +118,21 @@ def test_enqueue_imports_no_pipeline_store_or_embedder() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_chunk_ends_at_its_byte_budget_and_many_events_stay_a_backfill(
+    sent: list[tuple[str, list[Any]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(events, "CHUNK_BYTES", 1000)
+    big = [lesson(n, content="Pin the build image before the rollout. " * 12) for n in range(3)]
+    size = len(json.dumps(big[0]))
+    assert 500 < size < 1000  # two do not fit in the budget, one does
+    got, problems = events.enqueue(big, Settings.from_env(), chunk=500)
+    assert problems == [] and len(got) == 3
+    assert sent == [(constants.QUEUE_BACKFILL, [e]) for e in big]
+    sent.clear()
+    events.enqueue([lesson(1), lesson(2)], Settings.from_env(), chunk=1)
+    assert sent == [
+        (constants.QUEUE_BACKFILL, [lesson(1)]),
+        (constants.QUEUE_BACKFILL, [lesson(2)]),
+    ]
