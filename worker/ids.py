@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from memsieve.capture import policy, secrets
@@ -46,9 +46,16 @@ def given_event_id(raw: Any) -> str | None:
 def given_namespace(raw: Any) -> str | None:
     if isinstance(raw, dict):
         ns = raw.get("namespace")
-        if isinstance(ns, str) and ev.NAMESPACE_RE.match(ns) and not secrets.find_secrets(ns):
+        if isinstance(ns, str) and _clean_namespace(ns):
             return ns
     return None
+
+
+# A message names a few namespaces hundreds of times (the consumer's summary of every
+# message, enqueue's of every chunk): each is checked once per process.
+@lru_cache(maxsize=4096)
+def _clean_namespace(ns: str) -> bool:
+    return bool(ev.NAMESPACE_RE.match(ns)) and not secrets.find_secrets(ns)
 
 
 @cache
