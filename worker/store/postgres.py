@@ -22,7 +22,6 @@ from memsieve import errors
 from memsieve.gate import batch, vectors
 from memsieve.gate.decide import Guard
 from memsieve.gate.judge import Judge
-from memsieve.schemas.events import OCCURRED_MAX, OCCURRED_MIN
 from memsieve.store import gate_write, migrations, recall
 from memsieve.store.rows import InboxEvent, Outcome, Pending, to_db_text
 from pgvector.psycopg import register_vector
@@ -253,6 +252,9 @@ class Store:
                         (namespace, eid),
                     ).fetchall()
             except psycopg.DataError as exc:
+                # Here, not at import: the read commands need no pydantic.
+                from memsieve.schemas.events import OCCURRED_MAX, OCCURRED_MIN
+
                 with self.pool.connection() as conn:
                     # A date out of the loadable range is moved to the detail (as text), so
                     # that the row can be read by `events` and `explain`.
