@@ -38,3 +38,15 @@ def test_read_only_commands_skip_the_capture_policy() -> None:
     write = main.settings_for(argparse.Namespace(command="write"))
     assert stats.policy is None
     assert write.policy is not None
+
+
+def test_the_pipeline_imports_no_openai_client_unless_an_llm_judge_or_openai_embedder_asks() -> (
+    None
+):
+    # `memsieve write` / `recall` with the local model: the openai package cost 0.4 s.
+    code = (
+        "import sys; import memsieve.flow.pipeline, memsieve.embedders, memsieve.gate.judge; "
+        "print('openai' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -15,7 +15,7 @@ from typing import Any
 
 import psycopg
 import redis
-from memsieve import embedders, errors, ids, judge_llm, metrics
+from memsieve import embedders, errors, ids, metrics
 from memsieve.capture import policy, secrets
 from memsieve.embedders import batching
 from memsieve.flow import embed
@@ -94,7 +94,15 @@ class Pipeline:
 
         self.key = home.install_key(settings.key_path)
         self.guards = tuple(guards.default_guards())
-        self.judge = judge_llm.service_judge(settings)
+        if settings.judge_llm_model:
+            from memsieve import judge_llm
+
+            self.judge = judge_llm.service_judge(settings)
+        else:
+            # No LLM judge: no `openai` import either (0.4 s of `memsieve write`).
+            from memsieve.gate.judge import default_judge
+
+            self.judge = default_judge(settings)
         self._bound = False
 
     @property
