@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import Any
 
 from memsieve.capture import policy, secrets
@@ -58,10 +58,10 @@ def _clean_namespace(ns: str) -> bool:
     return bool(ev.NAMESPACE_RE.match(ns)) and not secrets.find_secrets(ns)
 
 
-@cache
 def default_key() -> bytes:
-    """The install key of this process's settings, read once (it never changes while a
-    process runs; rebuilding Settings for every message cost more than the summary)."""
+    """The install key of the current settings. Callers ask for it only when a keyed id is
+    needed (an item holding a secret): the consumer's summary of a clean message used to
+    rebuild Settings for it on every message. The pipeline reads its key once and passes it."""
     from memsieve.ops import home
     from memsieve.settings import Settings
 
