@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memsieve import constants
 from memsieve.capture import secrets
-from memsieve.flow.pipeline import event_id_for
+from memsieve.ids import event_id_for
 from memsieve.ops import home
 from memsieve.ops.services import EmbeddedPostgres
 from memsieve.schemas.events import raw_event_id

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kombu.utils.json import dumps, loads
 from memsieve import constants
-from memsieve.flow.pipeline import event_id_for
+from memsieve.ids import event_id_for
 from memsieve.ops import home
 from memsieve.schemas.events import raw_event_id
 from memsieve.settings import Settings

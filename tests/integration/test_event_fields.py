@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kombu.utils.json import dumps, loads
-from memsieve.flow.pipeline import event_id_for
+from memsieve.ids import event_id_for
 
 from tests.support import db
 

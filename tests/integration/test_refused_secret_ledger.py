@@ -8,7 +8,7 @@ import hmac
 from typing import Any
 
 import pytest
-from memsieve.flow.pipeline import event_id_for
+from memsieve.ids import event_id_for
 
 from tests.support import db
 

@@ -21,10 +21,10 @@ from typing import Any
 from memsieve import client, embedders, errors
 from memsieve.capture import secrets
 from memsieve.cli.common import dumps
-from memsieve.flow.pipeline import LedgerRef, ledger_ref
 from memsieve.history import explain as explain_mod
 from memsieve.history import lineage
 from memsieve.history.format import is_uuid, parse_time
+from memsieve.ids import LedgerRef, ledger_ref
 from memsieve.mcp.stack import Scope, Stack, ToolRefusal
 
 __all__ = ["MAX_K", "MAX_WAIT", "Backend", "Scope", "ToolRefusal"]

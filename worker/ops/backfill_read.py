@@ -30,14 +30,14 @@ class Item:
     event_id: str
     payload: dict[str, Any] | str
     origin: str
-    # The ledger's namespace key and this payload's hash (see memsieve.flow.pipeline.LedgerRef):
+    # The ledger's namespace key and this payload's hash (see memsieve.ids.LedgerRef):
     # event ids are per namespace, and a payload that reuses an id has a row of its own.
     namespace: str = ""
     payload_hash: str | None = None
 
     @classmethod
     def of(cls, payload: dict[str, Any] | str, origin: str) -> Item:
-        from memsieve.flow.pipeline import ledger_ref
+        from memsieve.ids import ledger_ref
 
         ref = ledger_ref(payload)
         return cls(ref.event_id, payload, origin, ref.namespace, ref.payload_hash)
@@ -48,7 +48,7 @@ class Item:
 
     @property
     def ref(self) -> Any:
-        from memsieve.flow.pipeline import LedgerRef
+        from memsieve.ids import LedgerRef
 
         return LedgerRef(self.namespace, self.event_id, self.payload_hash)
 
