@@ -16,6 +16,8 @@ from memsieve.flow.pipeline import Pipeline
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
+from tests.support import db
+
 pytestmark = pytest.mark.local_model
 
 pytest.importorskip("onnxruntime")
@@ -53,5 +55,7 @@ def test_every_text_runs_through_the_model_once(
     assert [(len(texts), tokens) for texts, tokens in second] == [(1, True)]
     assert NEW in second[0][0][0]
     # The pair was close and judged by the classifier (whatever its verdict).
-    rows = store.query("SELECT decision_record::text AS r FROM events WHERE content = %s", (NEW,))
+    rows = db.query(
+        store, "SELECT decision_record::text AS r FROM events WHERE content = %s", (NEW,)
+    )
     assert len(rows) == 1 and '"classifier"' in rows[0]["r"], rows
