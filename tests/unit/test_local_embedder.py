@@ -133,18 +133,25 @@ def test_a_keeping_embedder_hands_its_token_vectors_to_the_judge(tmp_path: Path)
         np.testing.assert_allclose(a.vectors, g.vectors, atol=1e-5)
 
 
-def test_the_judge_needs_no_torch() -> None:
-    """The classifier's word vectors come from ONNX Runtime: torch is never imported."""
+def test_the_judge_needs_no_torch(tmp_path: Path) -> None:
+    """The classifier's word vectors come from ONNX Runtime: torch is never imported, nor what
+    the default install leaves out (onnx: the graph is written by onnx_proto; huggingface_hub:
+    tokenizers reads the packaged tokenizer.json), even with a graph built afresh."""
     import subprocess
     import sys
 
+    cache = tmp_path / "cache"
     code = (
         "import sys\n"
+        "from pathlib import Path\n"
+        "from memsieve.embedders import local\n"
+        f"local.LocalEmbedder(cache=Path({str(cache)!r})).warm_up()\n"
         "from memsieve.gate.judge_classifier import classifier_judge\n"
         "judge = classifier_judge()\n"
         "words = judge.encoder.encode(['The billing service retries twice.'])[0]\n"
         "assert not words.lexical and words.vectors.shape[1] == 384, words\n"
-        "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
+        "heavy = ('torch', 'sentence_transformers', 'transformers', 'onnx', 'huggingface_hub')\n"
+        "heavy = [m for m in heavy if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
@@ -186,6 +193,11 @@ def test_settings_reach_the_embedder(tmp_path: Path) -> None:
     default = from_settings(Settings.from_env({"MEMSIEVE_EMBEDDER": "local"}))
     assert isinstance(default, local.LocalEmbedder)
     assert default.threads == 0  # every usable core, resolved when the session loads
+    assert default.keep_tokens is False  # the guards judge needs no token vectors
+    judged = from_settings(
+        Settings.from_env({"MEMSIEVE_EMBEDDER": "local", "MEMSIEVE_JUDGE": "classifier"})
+    )
+    assert isinstance(judged, local.LocalEmbedder) and judged.keep_tokens is True
     assert default.cache == Path("~/.cache/memsieve").expanduser()
     env = {
         "MEMSIEVE_EMBEDDER": "local",

@@ -87,12 +87,13 @@ def default_judge(settings: Settings | None = None, *, embedder_model: str | Non
     if settings is None:
         settings = _settings()
     model = embedder_model or _embedder_model(settings)
-    chosen = settings.judge if settings is not None else "classifier"
-    if model.startswith("hashing") or chosen == "guards":
+    if settings is None or model.startswith("hashing") or settings.judge == "guards":
         return GuardJudge()
     from memsieve.gate import judge_classifier
 
-    return judge_classifier.classifier_judge(model)
+    return judge_classifier.classifier_judge(
+        model, threads=settings.local_threads, model_cache=settings.model_cache
+    )
 
 
 def _settings() -> Settings | None:

@@ -20,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -63,7 +64,13 @@ class MiniLMTokenEncoder:
 
     name = "all-MiniLM-L6-v2-tokens"
 
-    def __init__(self, cache_size: int = 4096) -> None:
+    def __init__(
+        self, cache_size: int = 4096, threads: int = 0, model_cache: Path | None = None
+    ) -> None:
+        """`threads`, `model_cache`: as for the local embedder, used if this encoder is the
+        first in the process to load the model."""
+        self.threads = threads
+        self.model_cache = model_cache
         # By stripped text (as the embedder tokenizes it): a text's words, or the raw token
         # vectors the flush kept for it, grouped into words on first use.
         self._cache: OrderedDict[str, WordVectors | TokenVectors] = OrderedDict()
@@ -115,27 +122,28 @@ class MiniLMTokenEncoder:
     def _encode(self, texts: list[str]) -> list[WordVectors]:
         from memsieve.embedders import local
 
-        return [word_vectors(tv) for tv in local.token_vectors(texts)]
+        tvs = local.token_vectors(texts, self.threads, self.model_cache)
+        return [word_vectors(tv) for tv in tvs]
 
 
 def word_vectors(tv: TokenVectors) -> WordVectors:
     """Group word pieces into words (mean vector, then unit length), by the tokenizer's
     word ids; a word's text is the span from its first piece's start to its last's end."""
-    groups: dict[int, list[int]] = {}
-    for pos, wid in enumerate(tv.word_ids):
-        if wid is not None:
-            groups.setdefault(wid, []).append(pos)
-    dims = tv.vectors.shape[-1]
-    found: list[str] = []
-    mat = np.empty((len(groups), dims), dtype=np.float32)
-    for n, wid in enumerate(sorted(groups)):
-        positions = groups[wid]
-        start, end = tv.offsets[positions[0]][0], tv.offsets[positions[-1]][1]
-        found.append(tv.text[start:end].lower())
-        mat[n] = tv.vectors[positions].mean(axis=0)
+    # A word's pieces are consecutive tokens: one run per word, summed in one call.
+    positions = [i for i, wid in enumerate(tv.word_ids) if wid is not None]
+    if not positions:
+        return WordVectors((), (), np.zeros((0, tv.vectors.shape[-1]), dtype=np.float32))
+    starts = [n for n, i in enumerate(positions) if n == 0 or tv.word_ids[i] != tv.word_ids[i - 1]]
+    ends = [*starts[1:], len(positions)]
+    found = tuple(
+        tv.text[tv.offsets[positions[a]][0] : tv.offsets[positions[b - 1]][1]].lower()
+        for a, b in zip(starts, ends, strict=True)
+    )
+    # Unit length after the mean: the piece count divides out.
+    mat = np.add.reduceat(tv.vectors[positions], starts, axis=0)
     norms = np.linalg.norm(mat, axis=1, keepdims=True)
-    mat = mat / np.maximum(norms, 1e-9)
-    return WordVectors(tuple(found), tuple(is_content(w) for w in found), mat)
+    mat = (mat / np.maximum(norms, 1e-9)).astype(np.float32, copy=False)
+    return WordVectors(found, tuple(is_content(w) for w in found), mat)
 
 
 class LexicalTokenEncoder:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 
 from memsieve.gate import guards as gguards
 from memsieve.gate import judge_features, value_change
 from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
-from memsieve.gate.judge_align import Alignment, TokenEncoder, align
+from memsieve.gate.judge_align import Alignment, MiniLMTokenEncoder, TokenEncoder, align
 from memsieve.gate.judge_features import PairFeatures, pair_features
 
 # The weights' types live beside their loader; named here too (the judge's public names).
@@ -192,27 +193,25 @@ def local_model_available() -> bool:
     )
 
 
-def classifier_judge(embedder_model: str = TRAINED_ON) -> ClassifierJudge:
+def classifier_judge(
+    embedder_model: str = TRAINED_ON, *, threads: int = 0, model_cache: Path | None = None
+) -> ClassifierJudge:
     """The trained classifier for distances from `embedder_model`, with MiniLM's contextual
     word vectors when the local model is installed (else whole-word lexical alignment,
-    which aligns fewer words: stricter, never looser)."""
+    which aligns fewer words: stricter, never looser). `threads`, `model_cache`: as for
+    the local embedder, used if no embedder has loaded the model in this process yet."""
     from memsieve.gate import judge_align, thresholds
 
-    encoder: TokenEncoder
-    if local_model_available():
-        encoder = _shared_encoder()
-    else:
-        encoder = judge_align.LexicalTokenEncoder()
+    local = local_model_available()
+    encoder = _shared_encoder(threads, model_cache) if local else judge_align.LexicalTokenEncoder()
     base = thresholds.threshold_for(TRAINED_ON, "pattern")
     own = thresholds.threshold_for(embedder_model, "pattern")
     return ClassifierJudge(encoder, distance_scale=base / own if own > 0 else 1.0)
 
 
 @lru_cache(maxsize=1)
-def _shared_encoder() -> TokenEncoder:
-    from memsieve.gate.judge_align import MiniLMTokenEncoder
-
-    return MiniLMTokenEncoder()
+def _shared_encoder(threads: int, model_cache: Path | None) -> TokenEncoder:
+    return MiniLMTokenEncoder(threads=threads, model_cache=model_cache)
 
 
 def is_value_swap(f: PairFeatures) -> bool:
