@@ -201,6 +201,8 @@ def test_pair_shapes() -> None:
         ("accept", "reject")
     ]
     assert text.antonym_pairs(("accepts",), ("accepted",)) == []
+
+
 def test_word_pieces_become_one_unit_vector_per_word() -> None:
     """The local embedder's token vectors grouped by word id: special tokens dropped, a
     word's pieces averaged (then unit length), its text the span of its pieces."""
