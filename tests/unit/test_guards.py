@@ -311,3 +311,10 @@ def test_new_rewording_classes_pass_the_hard_guards(old: str, new: str) -> None:
 )
 def test_a_changed_time_zone_is_a_changed_date(old: str, new: str, vetoed: bool) -> None:
     assert ("dates" in set(_vetoes(old, new))) is vetoed
+
+
+def test_a_word_glued_to_a_unit_letter_is_no_quantity_and_a_counted_noun_no_id() -> None:
+    assert text.analyse("Large PRs tend to be rejected.").numbers == frozenset()
+    a = text.analyse("We evaluate on a 2,000-article set.")
+    assert a.identifiers == frozenset() and a.numbers == {"2000"}
+    assert "numbers" in set(_vetoes("Use a 3-node cluster.", "Use a 5-node cluster."))

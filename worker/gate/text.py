@@ -28,6 +28,8 @@ _SENTENCE_END = re.compile(r"[.!?:]$")
 _NUMERONYM = re.compile(r"[a-z]\d{1,2}[a-z]{1,2}")
 # Unicode hyphens read as "-" (a non-breaking hyphen in "Sev\u20112" is the same id as "Sev-2").
 _DASHES = str.maketrans({"\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2212": "-"})
+# A number joined to the noun it counts ("a 2,000-article set", "a 3-node cluster").
+_COUNTED_NOUN = re.compile(r"\d[\d,.]*-[A-Za-z]+(?:-[A-Za-z]+)*")
 # A possessive on a token ("foo.lock's" == "foo.lock"; "PR's" == "PR").
 _POSSESSIVE = re.compile(r"['’]s$")
 # What closes a token: a closing quote, backtick, bracket or emphasis, then anything of a
@@ -462,6 +464,8 @@ def _is_identifier(tok: str) -> bool:
         return False
     if _NUMERONYM.fullmatch(tok):
         return False  # k8s, i18n, a11y: words for the model to align, not ids
+    if _COUNTED_NOUN.fullmatch(tok):
+        return False  # "2,000-article", "3-node": a number (compared) and a word
     if any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok):
         return True
     if any(c in tok for c in "/\\#@=$~") or "::" in tok:
@@ -747,6 +751,8 @@ def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
     consumed: set[str] = set()
     for m in _QUANTITY.finditer(text):
         amount, unit = m.group(1).lower(), m.group(2).lower()
+        if not amount[0].isdigit() and m.end(1) == m.start(2):
+            continue  # a word glued to a unit letter is a word: "tend" is no "ten d"
         kind, factor = _UNITS[unit]
         if amount[0].isdigit():
             value = float(amount) * factor
