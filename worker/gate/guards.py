@@ -21,7 +21,7 @@ from memsieve.gate import text
 from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
 from memsieve.gate.guards_exact import code_guard, diff_detail, time_zone_guard
 from memsieve.gate.text import Analysis
-from memsieve.schemas.events import memory_text  # the one join: embedded, hashed, compared
+from memsieve.schemas.memory import memory_text  # the one join: embedded, hashed, compared
 
 # The swapped-roles and negation checks apply only when the two texts share at least this
 # fraction of their content words: the same sentence with its parts exchanged or a "not"

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from memsieve.gate import text
 from memsieve.gate.decide import Candidate, Incoming, Veto
-from memsieve.schemas.events import memory_text
+from memsieve.schemas.memory import memory_text
 
 
 def diff_detail(new: list[str], old: list[str]) -> str:
