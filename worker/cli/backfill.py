@@ -8,8 +8,11 @@ terminal state in the ledger, not messages sent.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -178,11 +181,14 @@ def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Na
             file=sys.stderr,
         )
     progress = _Progress(len(ids), enabled=not args.no_progress and not args.json)
-    last_change, hinted, interrupted = time.monotonic(), False, False
-    try:
-        while True:
+    last_change, hinted = time.monotonic(), False
+    # Ctrl-C sets a flag that the loop reads between steps: a KeyboardInterrupt raised in
+    # the middle of a pool or driver call could leave the one connection unusable for the
+    # summary below (seen under load: the command then hung). A second Ctrl-C stops at once.
+    with _interruptible() as stop:
+        while not stop.is_set():
             outstanding = [i for i in todo[:sent] if i.key not in finished]
-            while sent < len(ids) and len(outstanding) < args.window:
+            while sent < len(ids) and len(outstanding) < args.window and not stop.is_set():
                 chunk = [i for i in todo[sent : sent + args.chunk] if i.key not in finished]
                 if chunk:
                     payloads = [i.payload for i in chunk]
@@ -208,12 +214,11 @@ def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Na
                     f"backfill: no event finished in {STALL_HINT_S:.0f}s; is a worker running "
                     "(`memsieve up` or `memsieve worker`)? Ctrl-C now and run again later to resume."
                 )
-            time.sleep(POLL)
-        progress.update(sent, s)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        progress.stop()
+            time.sleep(POLL)  # a SIGINT ends the sleep early only in effect: PEP 475
+        interrupted = stop.is_set()
+        if not interrupted:
+            progress.update(sent, s)
+    progress.stop()
     final = bf.summarize(store, items)
     store.close()
     extra = {"sent": sent, "interrupted": interrupted, "checkpoint": str(ck.file)}
@@ -229,6 +234,34 @@ def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Na
     title = f"backfill of {path}: " + ("sent, not waiting" if args.no_wait else "done")
     _print_summary(title, final, args.json, extra)
     return 0
+
+
+class _Stop:
+    """Set by the first SIGINT. A plain attribute: a signal handler must take no lock
+    that the interrupted code may hold (threading.Event's would deadlock)."""
+
+    requested = False
+
+    def is_set(self) -> bool:
+        return self.requested
+
+
+@contextmanager
+def _interruptible() -> Iterator[_Stop]:
+    """A flag set by the first SIGINT (the second raises KeyboardInterrupt as usual); the
+    previous handler is back on exit."""
+    stop = _Stop()
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if stop.requested:
+            signal.default_int_handler(signum, frame)
+        stop.requested = True
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
