@@ -14,12 +14,15 @@ Per repeat, on a fresh database, with the worker of `memsieve up` (defaults) and
   * the backfill's first memory: seconds from the first backfill event in the inbox
     (its first message accepted) to the first backfill memory written, by the database's
     clock; and from the start of the enqueue command.
-Prints p50/p99 of the live latencies per run and over all runs.
+Prints p50/p99 of the live latencies per run and over all runs, and per run where the
+time went: sent -> its capture accepted (waiting for a worker process) and capture ->
+memory row (waiting for the flush, and the flush itself).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from dataclasses import replace
 from typing import Any
@@ -51,6 +54,7 @@ def run(
             started = time.monotonic()
             proc = enqueue_file(env, events)
             waiting: dict[str, float] = {}
+            sent_at: dict[str, float] = {}
             i = 0
             next_probe = started + probe_every
             while True:
@@ -72,6 +76,7 @@ def run(
                         queue=constants.QUEUE,
                     )
                     waiting[eid] = now
+                    sent_at[eid] = time.time()
                     i += 1
                     next_probe = now + probe_every
                 if waiting:
@@ -97,10 +102,22 @@ def run(
                 "  WHERE event_id NOT LIKE 'live-%%')"
                 " - (SELECT min(received_at) FROM events WHERE event_id NOT LIKE 'live-%%'))"
             ).fetchone()
+            # Where each live lesson's time went, by the database's clock: waiting for a
+            # worker process to take its capture message, then capture -> memory row.
+            parts = conn.execute(
+                "SELECT e.event_id, extract(epoch FROM e.received_at),"
+                " extract(epoch FROM m.created_at) FROM events e"
+                " JOIN memories m ON m.event_id = e.event_id AND m.namespace = e.ns_key"
+                " WHERE e.event_id LIKE 'live-%%'"
+            ).fetchall()
     finally:
         worker.stop()
     assert first is not None
+    to_capture = [float(r[1]) - sent_at[r[0]] for r in parts]
+    to_memory = [float(r[2]) - float(r[1]) for r in parts]
     return {
+        "to_capture": to_capture,
+        "to_memory": to_memory,
         "live": live,
         "first_memory": float(first[0]),
         "elapsed": elapsed,
@@ -131,6 +148,13 @@ def main() -> None:
                 f"p99 {harness.pct(r['live'], 99):.2f} s, max {max(r['live']):.2f} s; "
                 f"first backfill memory {r['first_memory']:.2f} s after its first event "
                 f"was accepted; backfill {r['rate']:.0f} ev/s",
+                flush=True,
+            )
+            print(
+                f"    sent -> capture p50 {harness.pct(r['to_capture'], 50):.2f} s,"
+                f" p99 {harness.pct(r['to_capture'], 99):.2f} s; capture -> memory p50"
+                f" {harness.pct(r['to_memory'], 50):.2f} s,"
+                f" p99 {harness.pct(r['to_memory'], 99):.2f} s (load {os.getloadavg()[0]:.1f})",
                 flush=True,
             )
     live = [x for r in runs for x in r["live"]]

@@ -36,7 +36,13 @@ def flush(self: Any, namespace: Any, lane: Any = constants.QUEUE) -> dict[str, A
             pipe.redis.delete(scheduled_key(namespace, lane))
         # One slice of work, then the rest goes back on the flush lane: a process never
         # stays away from the live queue for more than about a slice.
-        result = pipe.flush(namespace, budget=pipe.settings.flush_slice_ms / 1000)
+        # A flush of the flush or backfill lane also stops after the batch in hand when
+        # live captures wait.
+        result = pipe.flush(
+            namespace,
+            budget=pipe.settings.flush_slice_ms / 1000,
+            yield_to=None if lane == constants.QUEUE else runtime.live_waiting,
+        )
     except errors.EmbedderMismatch:
         raise
     except (

@@ -6,7 +6,9 @@ import logging
 import os
 import random
 
+import redis
 from celery import signals
+from memsieve import constants
 from memsieve.app import current_settings
 from memsieve.delivery import broker
 from memsieve.flow.pipeline import Pipeline
@@ -21,6 +23,30 @@ def pipeline() -> Pipeline:
         _pipeline = Pipeline(current_settings())
         _pid = os.getpid()
     return _pipeline
+
+
+_broker: redis.Redis | None = None
+_broker_pid: int | None = None
+
+
+def live_waiting() -> bool:
+    """Whether live captures are waiting on the broker's live queue (Redis only: one LLEN).
+
+    A flush of the flush or backfill lane asks between batches and stops when it is so:
+    the process is back at the live queue after one batch, not after a whole slice. On
+    AMQP this answers False (the lanes are separate queues, consumed round-robin)."""
+    global _broker, _broker_pid
+    settings = current_settings()
+    url = settings.broker_url or ""
+    if not settings.yield_to_live or not url.startswith(("redis://", "rediss://", "unix://")):
+        return False
+    if _broker is None or _broker_pid != os.getpid():
+        _broker = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        _broker_pid = os.getpid()
+    try:
+        return bool(_broker.llen(constants.QUEUE))
+    except redis.RedisError:
+        return False  # the slice still bounds the wait
 
 
 # Garbage popped off a Redis queue is recorded in this process's store.

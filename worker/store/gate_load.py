@@ -16,6 +16,11 @@ import psycopg
 from memsieve.gate import vectors
 
 _COLUMNS = "id::text, kind, heading, content, content_hash, embedding"
+# An index-only scan of memories_live_ns.
+COUNT_LIVE = (
+    "SELECT count(*) FROM memories"
+    " WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s"
+)
 
 
 def _vec(emb: Any) -> np.ndarray:
@@ -65,6 +70,23 @@ def refresh(
             alive and same_space,
         )
     return True
+
+
+def fits(
+    cur: psycopg.Cursor[Any],
+    cache: vectors.NamespaceCache,
+    namespace: str,
+    model: str,
+    dims: int,
+) -> bool:
+    """Whether the namespace's live set fits the cache. Counted only when the cache holds no
+    copy of it (a copy was within the budget when it was filed; one that outgrows it is
+    not filed again, so its next batch counts)."""
+    if cache.peek(namespace, model) is not None:
+        return True
+    cur.execute(COUNT_LIVE, (namespace, model))
+    row = cur.fetchone()
+    return cache.fits(int(row[0]) if row else 0, dims)
 
 
 def live_for(

@@ -61,19 +61,11 @@ FINISH_EVENT = (
 )
 
 
-def load_live(cur: psycopg.Cursor[Any], namespace: str, model: str, dims: int) -> vectors.LiveSet:
-    cur.execute(
-        "SELECT id::text, kind, heading, content, content_hash, embedding FROM memories"
-        " WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s",
-        (namespace, model),
-        binary=True,
-    )
-    rows, vecs = [], []
-    for mid, kind, heading, content, chash, emb in cur.fetchall():
-        rows.append(vectors.Row(mid, kind, heading, content, chash))
-        vecs.append(emb.to_numpy() if hasattr(emb, "to_numpy") else np.asarray(emb))
-    matrix = np.vstack(vecs) if vecs else np.zeros((0, dims), np.float32)
-    return vectors.LiveSet.build(dims, rows, matrix)
+# A namespace too large for the cache costs, per batch, either one load of every row or
+# one exact SQL search per event, each reading every row of the namespace: both grow with
+# its size, and a load costs about as much as 14 searches (bench/gate_switch.py, 20,000
+# rows: 3.0 s vs 0.22 s). Up to this many events a batch searches in SQL; more, it loads.
+SQL_MAX_EVENTS = 12
 
 
 def namespace_version(cur: psycopg.Cursor[Any], namespace: str) -> int:
@@ -118,7 +110,8 @@ def write_batch(
     function that installs the batch into the cache; call it only after commit.
 
     `search`: where the candidates come from: "memory" (the namespace's live vectors,
-    cached between batches) or "sql" (`memsieve.store.gate_sql`, one query per event)."""
+    cached between batches; a namespace larger than the cache's budget goes to "sql") or
+    "sql" (`memsieve.store.gate_sql`, one exact query per event)."""
     model, dims = config.model, config.dims
     cur.execute(
         "SELECT event_id, status, memory_id::text FROM events"
@@ -128,6 +121,15 @@ def write_batch(
     status = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
     version = namespace_version(cur, namespace)
     todo = [(ev, vec) for ev, vec in items if status.get(ev.event_id, ("", None))[0] == "pending"]
+    if (
+        search == "memory"
+        and len(todo) <= SQL_MAX_EVENTS
+        and not gate_load.fits(cur, cache, namespace, model, dims)
+    ):
+        # Larger than MEMSIEVE_GATE_CACHE_MB: it would be loaded whole for this batch and
+        # not kept. A few events cost less as exact nearest-neighbour queries in SQL.
+        cache.too_large += 1
+        search = "sql"
     if search == "sql":
         live = gate_sql.load_nearest(cur, namespace, model, dims, todo, config.k)
         cached = partial = True
