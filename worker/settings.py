@@ -170,8 +170,8 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     ),
     "MEMSIEVE_YIELD_TO_LIVE": (
         "true",
-        "a flush of the flush or backfill lane stops after its batch in hand when live "
-        "captures wait on the Redis broker (false: only the time slice bounds it)",
+        "a flush delivered on the flush or backfill lane stops after its batch in hand when "
+        "a higher lane has messages on the Redis broker (false: only the time slice bounds it)",
     ),
     "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS": (
         "10000",

@@ -29,12 +29,12 @@ _broker: redis.Redis | None = None
 _broker_pid: int | None = None
 
 
-def live_waiting() -> bool:
-    """Whether live captures are waiting on the broker's live queue (Redis only: one LLEN).
+def work_waiting(queues: tuple[str, ...]) -> bool:
+    """Whether messages wait on any of these broker queues (Redis only: LLEN each).
 
-    A flush of the flush or backfill lane asks between batches and stops when it is so:
-    the process is back at the live queue after one batch, not after a whole slice. On
-    AMQP this answers False (the lanes are separate queues, consumed round-robin)."""
+    A flush delivered on a lower lane asks between batches and stops when it is so: the
+    process is back at the higher lanes after one batch, not after a whole slice. On AMQP
+    this answers False (the lanes are separate queues, consumed round-robin)."""
     global _broker, _broker_pid
     settings = current_settings()
     url = settings.broker_url or ""
@@ -44,9 +44,19 @@ def live_waiting() -> bool:
         _broker = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
         _broker_pid = os.getpid()
     try:
-        return bool(_broker.llen(constants.QUEUE))
+        pipe = _broker.pipeline(transaction=False)
+        for q in queues:
+            pipe.llen(q)
+        return any(pipe.execute())
     except redis.RedisError:
         return False  # the slice still bounds the wait
+
+
+def higher_lanes(queue: str | None) -> tuple[str, ...]:
+    """The lanes polled before `queue` (constants.QUEUES is the order)."""
+    if queue not in constants.QUEUES:
+        return ()
+    return constants.QUEUES[: constants.QUEUES.index(queue)]
 
 
 # Garbage popped off a Redis queue is recorded in this process's store.
