@@ -111,14 +111,18 @@ def test_interrupted_backfill_resumes_without_loss_or_duplicates_and_a_rerun_cha
     assert live == second["inserted"]
     ledger, memories = _ledger(store), _memories(store)
 
-    # 3. A second full run (checkpoint says done) and a forced resend change nothing.
+    # 3. A second full run (checkpoint says done) and a forced resend change nothing. The
+    # workers are stopped first: whatever a run sends waits on the broker until a worker
+    # that drains the queue and exits has processed it, so the check after its exit is final.
+    workers.stop_all()
     for extra in ([], ["--restart"]):
         code, again, err = _backfill(env, str(retros), "--namespace", "bf", *extra)
         assert code == 0, err
         assert {k: again[k] for k in second if k not in ("checkpoint",)} == {
             k: second[k] for k in second if k not in ("checkpoint",)
         }
-        time.sleep(1.5)  # give a resent chunk time to reach a worker, if it were to write
+        drained = workers.start(concurrency=2, drain=120)
+        assert drained.wait(timeout=180) == 0, workers.logs()[-3000:]
         assert _ledger(store) == ledger
         assert _memories(store) == memories
 

@@ -11,7 +11,6 @@ import json
 import os
 import re
 import secrets as random
-import signal
 import subprocess
 import sys
 import urllib.parse
@@ -25,7 +24,7 @@ from memsieve import constants
 from memsieve.ops.services import free_port
 
 from tests.support.http import get as _get
-from tests.support.paths import ROOT
+from tests.support.up import Up, up_env
 from tests.support.workers import wait_until
 
 pytestmark = pytest.mark.slow
@@ -183,35 +182,17 @@ print(json.dumps(out))
 def test_no_secret_in_dump_logs_flower_or_home_and_no_door_for_other_users(
     tmp_path: Path, services_home: Path
 ) -> None:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("MEMSIEVE_") and k != "OPENAI_API_KEY"
-    }
     home = services_home
     fport, auth = free_port(), "ops:" + random.token_urlsafe(12)
-    env.update(
-        MEMSIEVE_HOME=str(home),
+    env = up_env(
+        home,
         MEMSIEVE_EMBEDDER="hashing",
         MEMSIEVE_FLOWER_PORT=str(fport),
         MEMSIEVE_FLOWER_BASIC_AUTH=auth,
-        MEMSIEVE_METRICS_PORT=str(free_port()),
-        MEMSIEVE_CONCURRENCY="1",
         MEMSIEVE_SWEEP_INTERVAL="1",
-        PYTHONUNBUFFERED="1",
     )
     log_path = tmp_path / "up.log"
-    log = open(log_path, "wb")
-    up = subprocess.Popen(
-        [sys.executable, "-m", "memsieve.cli.main", "up"],
-        env=env,
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        assert wait_until(lambda: "memsieve is up" in log_path.read_text(), timeout=120)
+    with Up(env, log_path):
         base = f"http://127.0.0.1:{fport}"
         assert wait_until(lambda: _get(f"{base}/healthcheck")[0] == 200, timeout=60)
         state = json.loads((home / "services.json").read_text())
@@ -314,13 +295,6 @@ def test_no_secret_in_dump_logs_flower_or_home_and_no_door_for_other_users(
         assert set(verdicts.values()) <= {"PermissionError", "refused", "NOAUTH", "WRONGPASS"}, (
             verdicts
         )
-    finally:
-        up.send_signal(signal.SIGINT)
-        try:
-            up.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            os.killpg(up.pid, signal.SIGKILL)
-        log.close()
     output = log_path.read_text(errors="replace")
     for needle in needles:
         assert needle not in output, "a secret is in the worker's output"

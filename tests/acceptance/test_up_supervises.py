@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from memsieve.cli.service import Supervised
-from memsieve.ops.services import free_port
 
-from tests.acceptance.test_up_scenario import enqueue, written
-from tests.support.paths import ROOT
+from tests.support.up import Up, enqueue, up_env, written
 from tests.support.workers import wait_until
 
 
@@ -59,39 +55,15 @@ def _worker_pids(up_pid: int) -> list[int]:
 def test_up_restarts_a_dead_worker_and_keeps_its_services(
     tmp_path: Path, services_home: Path
 ) -> None:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("MEMSIEVE_") and k != "OPENAI_API_KEY"
-    }
-    env.update(
-        MEMSIEVE_HOME=str(services_home),
-        MEMSIEVE_EMBEDDER="hashing",
-        MEMSIEVE_FLOWER_PORT="0",
-        MEMSIEVE_METRICS_PORT=str(free_port()),
-        MEMSIEVE_CONCURRENCY="1",
-        PYTHONUNBUFFERED="1",
-    )
-    log_path = tmp_path / "up.log"
-    log = open(log_path, "wb")
-    up = subprocess.Popen(
-        [sys.executable, "-m", "memsieve.cli.main", "up"],
-        env=env,
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        assert wait_until(lambda: "memsieve is up" in log_path.read_text(), timeout=120)
+    env = up_env(services_home, MEMSIEVE_EMBEDDER="hashing", MEMSIEVE_FLOWER_PORT="0")
+    with Up(env, tmp_path / "up.log") as up:
         assert wait_until(lambda: len(_worker_pids(up.pid)) == 1, timeout=30)
         first = _worker_pids(up.pid)[0]
         written(env, enqueue(env, "Pin the base image of every service.", "Images"))
         for round_ in (1, 2):
             _kill_tree(_worker_pids(up.pid)[0])
             assert wait_until(
-                lambda r=round_: log_path.read_text().count("worker exited with code") == r,
-                timeout=30,
+                lambda r=round_: up.log().count("worker exited with code") == r, timeout=30
             )
             # Sent while no worker runs: waits on the queue, written by the next worker.
             eid = enqueue(env, f"Lesson number {round_}: rotate the deploy keys.", f"L{round_}")
@@ -99,19 +71,11 @@ def test_up_restarts_a_dead_worker_and_keeps_its_services(
                 lambda: (p := _worker_pids(up.pid)) != [] and p[0] != first, timeout=30
             )
             assert written(env, eid)["decision"] == "inserted"
-            assert up.poll() is None
-        text = log_path.read_text()
+            assert up.proc.poll() is None
+        text = up.log()
         assert "restarting in 1 s" in text and "restarting in 2 s" in text
-    finally:
-        up.send_signal(signal.SIGINT)
-        try:
-            code = up.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            os.killpg(up.pid, signal.SIGKILL)
-            raise
-        log.close()
-    text = log_path.read_text()
-    assert code == 0, text[-3000:]
+    text = up.log()
+    assert up.code == 0, text[-3000:]
     assert "memsieve: stopped" in text
 
 
