@@ -63,9 +63,10 @@ FINISH_EVENT = (
 
 # A namespace too large for the cache costs, per batch, either one load of every row or
 # one exact SQL search per event, each reading every row of the namespace: both grow with
-# its size, and a load costs about as much as 14 searches (bench/gate_switch.py, 20,000
-# rows: 3.0 s vs 0.22 s). Up to this many events a batch searches in SQL; more, it loads.
-SQL_MAX_EVENTS = 12
+# its size, and a load costs as much as 8-14 searches (bench/gate_switch.py, 20,000 rows:
+# 0.58 s vs 0.071 s at a load average of 3, 3.0 s vs 0.22 s at 8). Up to this many events
+# a batch searches in SQL; more, it loads the namespace (and does not keep it).
+SQL_MAX_EVENTS = 10
 
 
 def namespace_version(cur: psycopg.Cursor[Any], namespace: str) -> int:
