@@ -36,7 +36,11 @@ from bench.openai_path import API_KEY, FakeServer, enqueue_file, finish_enqueue,
 
 
 def run_memsieve(
-    svc: harness.Services, base_url: str, events: list[dict[str, Any]], concurrency: int
+    svc: harness.Services,
+    base_url: str,
+    events: list[dict[str, Any]],
+    concurrency: int,
+    chunk: str = "",
 ) -> dict[str, Any]:
     db = svc.fresh_db()
     env = openai_env(svc, db, base_url, MEMSIEVE_CONCURRENCY=str(concurrency))
@@ -45,7 +49,7 @@ def run_memsieve(
         worker.wait_ready()
         with psycopg.connect(db, autocommit=True) as conn:
             started = time.monotonic()
-            finish_enqueue(enqueue_file(env, events))
+            finish_enqueue(enqueue_file(env, events, *(["--chunk", chunk] if chunk else [])))
             sent = time.monotonic() - started
             while True:
                 row = conn.execute(
@@ -137,24 +141,32 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=2, help="MEMSIEVE_CONCURRENCY's default")
     ap.add_argument("--formats", default="base64,float")
     ap.add_argument("--skip-naive", action="store_true")
+    ap.add_argument(
+        "--chunks",
+        default="",
+        help="comma-separated `enqueue --chunk` values to compare in the same run "
+        "(default: the command's own)",
+    )
     args = ap.parse_args()
 
     events = harness.make_events(args.events, args.namespaces)
-    formats = args.formats.split(",")
+    chunks = args.chunks.split(",") if args.chunks else [""]
+    formats = [f"{fmt}/chunk {c}" if c else fmt for fmt in args.formats.split(",") for c in chunks]
     results: dict[str, list[dict[str, Any]]] = {f: [] for f in formats}
     with harness.Services() as svc:
         for rep in range(args.repeats):
-            for fmt in formats:
+            for label in formats:
+                fmt, _, chunk = label.partition("/chunk ")
                 with FakeServer(args.delay_ms / 1000, fmt) as fake:
-                    m = run_memsieve(svc, fake.base_url, events, args.concurrency)
+                    m = run_memsieve(svc, fake.base_url, events, args.concurrency, chunk)
                     n = None
                     if not args.skip_naive:
                         n = run_naive(
                             svc, fake.base_url, events[: args.naive_events], args.concurrency
                         )
-                results[fmt].append({"m": m, "n": n})
+                results[label].append({"m": m, "n": n})
                 line = (
-                    f"[{rep}] {fmt}: memsieve {m['rate']:.0f} ev/s ({m['elapsed']:.1f} s, "
+                    f"[{rep}] {label}: memsieve {m['rate']:.0f} ev/s ({m['elapsed']:.1f} s, "
                     f"enqueue {m['send']:.1f} s) {m['decisions']}"
                 )
                 if n:

@@ -82,12 +82,15 @@ def openai_env(svc: harness.Services, db: str, base_url: str, **extra: str) -> d
     return env
 
 
-def enqueue_file(env: dict[str, str], events: list[dict[str, Any]]) -> subprocess.Popen[bytes]:
-    """Start `memsieve enqueue --file` on the events (the CLI a user runs); returns the process."""
+def enqueue_file(
+    env: dict[str, str], events: list[dict[str, Any]], *args: str
+) -> subprocess.Popen[bytes]:
+    """Start `memsieve enqueue --file` on the events (the CLI a user runs), with extra
+    `args` (e.g. --chunk N); returns the process."""
     path = Path(tempfile.mkstemp(prefix="memsieve-bench-events-", suffix=".jsonl")[1])
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memsieve.cli.main", "enqueue", "--file", str(path)],
+        [sys.executable, "-m", "memsieve.cli.main", "enqueue", "--file", str(path), *args],
         env=env,
         cwd=harness.ROOT,
         stdout=subprocess.DEVNULL,

@@ -1,6 +1,6 @@
 """Where the write path's time goes: accept + flush in one process, under cProfile.
 
-    . .venv/bin/activate && python -m bench.profile_write [--events 4000] [--top 25]
+    . .venv/bin/activate && python -m bench.profile_write [--events 4000] [--top 25] [--openai base64]
 
 No Celery and no simulated latency: this isolates the CPU cost of capture (validate,
 policy, inbox insert) and of flush (claim, embed, cache, gate, write) per event, and the
@@ -10,6 +10,7 @@ Postgres time inside them (psycopg waits show up as `wait`/`execute`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import pstats
 import time
@@ -18,7 +19,7 @@ from memsieve.flow.pipeline import Pipeline
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
-from bench import harness
+from bench import harness, openai_path
 
 
 def main() -> None:
@@ -30,13 +31,23 @@ def main() -> None:
     ap.add_argument(
         "--no-profile", action="store_true", help="time the stages only (cProfile adds ~50%%)"
     )
+    ap.add_argument(
+        "--openai",
+        choices=["base64", "float"],
+        help="the real openai client against the local fake server (no delay) answering in "
+        "this format, instead of the hashing embedder",
+    )
     args = ap.parse_args()
     events = harness.make_events(args.events, args.namespaces)
-    with harness.Services() as svc:
+    with harness.Services() as svc, contextlib.ExitStack() as stack:
         db = svc.fresh_db()
-        settings = Settings.from_env(
-            svc.env(db, MEMSIEVE_BATCH_SIZE=str(args.batch_size))
-        ).resolved()
+        env = svc.env(db, MEMSIEVE_BATCH_SIZE=str(args.batch_size))
+        if args.openai:
+            fake = stack.enter_context(openai_path.FakeServer(0.0, args.openai))
+            env = openai_path.openai_env(
+                svc, db, fake.base_url, MEMSIEVE_BATCH_SIZE=str(args.batch_size)
+            )
+        settings = Settings.from_env(env).resolved()
         store = Store(db)
         store.migrate()
         pipe = Pipeline(settings, store=store)

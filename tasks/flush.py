@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import psycopg
 import redis
 from memsieve import constants, errors
 from memsieve.app import app
@@ -53,12 +52,9 @@ def flush(self: Any, namespace: Any, lane: Any = constants.QUEUE) -> dict[str, A
         )
     except errors.EmbedderMismatch:
         raise
-    except (
-        errors.TransientError,
-        psycopg.OperationalError,
-        psycopg.errors.AdminShutdown,
-        redis.RedisError,
-    ) as exc:
+    except (errors.TransientError, redis.RedisError) as exc:
+        # The store raises its database errors as transient (an outage, a lost race) or
+        # permanent (memsieve.store.dberrors); only the first kind is worth a retry.
         log.warning(
             "flush %s: %s: %s; retry %d",
             namespace,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import threading
 import time
@@ -33,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import openai
 import tenacity
 from memsieve import errors
+from memsieve.embedders import openai_client
 from memsieve.embedders.openai import is_retryable, retry_after
 from memsieve.embedders.ratelimit import RateLimiter
 from memsieve.gate import guards as gguards
@@ -154,8 +154,9 @@ class LLMJudge:
         self.stats = LLMStats()
         self._cache: OrderedDict[str, str] = OrderedDict()
         self._cache_size = cache_size
-        self._client = client
-        self._client_pid = os.getpid() if client is not None else None
+        self._client = openai_client.PerProcess(
+            config.api_key or "none", config.base_url, timeout, client=client, what="LLM judge"
+        )
         self._sleep = sleep
         self._lock = threading.Lock()
 
@@ -271,7 +272,7 @@ class LLMJudge:
         with self._lock:
             self.stats.requests += 1
             self.stats.pairs_sent += n
-        resp = self._client_for_process().chat.completions.create(
+        resp = self._client.get().chat.completions.create(
             model=self.config.model,
             messages=[
                 {"role": "system", "content": SYSTEM_PROMPT},
@@ -286,18 +287,6 @@ class LLMJudge:
         if getattr(choice.message, "refusal", None) or choice.finish_reason == "content_filter":
             return None
         return choice.message.content
-
-    def _client_for_process(self) -> openai.OpenAI:
-        with self._lock:
-            if self._client is None or self._client_pid != os.getpid():
-                self._client = openai.OpenAI(
-                    api_key=self.config.api_key or "none",
-                    base_url=self.config.base_url,
-                    timeout=self.timeout,
-                    max_retries=0,  # tenacity owns retries
-                )
-                self._client_pid = os.getpid()
-            return self._client
 
     def _wait(self, state: tenacity.RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None

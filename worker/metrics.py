@@ -138,6 +138,7 @@ class InboxCollector(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         import psycopg
+        from memsieve.store.queries import QUERIES
 
         depth = GaugeMetricFamily(
             "memsieve_inbox_pending", "Pending events in the inbox", labels=["namespace"]
@@ -153,11 +154,7 @@ class InboxCollector(Collector):
             with psycopg.connect(
                 self.url, connect_timeout=3, options="-c statement_timeout=3000"
             ) as conn:
-                rows = conn.execute(
-                    "SELECT namespace, count(*),"
-                    " extract(epoch FROM clock_timestamp() - min(received_at))::float8"
-                    " FROM events WHERE status = 'pending' GROUP BY namespace"
-                ).fetchall()
+                rows = conn.execute(QUERIES["inbox_depth"]).fetchall()
             for ns, n, a in rows:
                 label = namespace_label(ns or "", self.hash_key)
                 depth.add_metric([label], n)

@@ -140,7 +140,7 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "MEMSIEVE_JUDGE": (
         "guards",
         "judge of close pairs: guards (lexical guards; the default) | classifier (trained pair "
-        "classifier: fewer false supersedes, fewer rewordings caught, ~2x gate CPU)",
+        "classifier: fewer false supersedes, fewer rewordings caught, ~1.6x gate CPU)",
     ),
     "MEMSIEVE_JUDGE_LLM_MODEL": ("", "chat model of the optional LLM judge (unset: off)"),
     "MEMSIEVE_JUDGE_LLM_BASE_URL": (

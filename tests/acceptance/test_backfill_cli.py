@@ -13,6 +13,7 @@ from typing import Any
 from memsieve.store.postgres import Store
 
 from tests.data.make_retros import generate
+from tests.support import db
 from tests.support.paths import ROOT
 from tests.support.workers import Workers, wait_until
 
@@ -33,16 +34,18 @@ def _backfill(
 
 
 def _ledger(store: Store) -> list[tuple[Any, ...]]:
-    rows = store.query(
-        "SELECT status, decision, reason, count(*)::int AS n FROM events GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+    rows = db.query(
+        store,
+        "SELECT status, decision, reason, count(*)::int AS n FROM events GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
     )
     return [tuple(r.values()) for r in rows]
 
 
 def _memories(store: Store) -> tuple[Any, ...]:
-    r = store.query(
+    r = db.query(
+        store,
         "SELECT count(*)::int AS n, count(*) FILTER (WHERE deleted_at IS NULL)::int AS live,"
-        " max(created_at) AS last FROM memories"
+        " max(created_at) AS last FROM memories",
     )[0]
     return r["n"], r["live"], r["last"]
 
@@ -104,7 +107,7 @@ def test_interrupted_backfill_resumes_without_loss_or_duplicates_and_a_rerun_cha
     assert second["dead"] == {}
     assert second["inserted"] + second["superseded"] + second["merged"] == admitted
     # Exactly one ledger row per event: nothing lost, nothing recorded twice.
-    assert store.query("SELECT count(*)::int AS n FROM events")[0]["n"] == 120
+    assert db.query(store, "SELECT count(*)::int AS n FROM events")[0]["n"] == 120
     # The summary is the ledger's, and the ledger agrees with the memories table.
     n_rows, live, _ = _memories(store)
     assert n_rows == second["inserted"] + second["superseded"]
@@ -140,7 +143,7 @@ def test_dry_run_reports_without_writing(env: dict[str, str], store: Store, tmp_
         would["inserted"] + would["superseded"] + would["merged"]
         == exp.lessons - exp.trivia - exp.secrets
     )
-    assert store.query("SELECT count(*)::int AS n FROM events")[0]["n"] == 0
-    assert store.query("SELECT count(*)::int AS n FROM memories")[0]["n"] == 0
-    assert store.query("SELECT count(*)::int AS n FROM embedding_cache")[0]["n"] == 0
-    assert store.query("SELECT count(*)::int AS n FROM store_meta")[0]["n"] == 0
+    assert db.query(store, "SELECT count(*)::int AS n FROM events")[0]["n"] == 0
+    assert db.query(store, "SELECT count(*)::int AS n FROM memories")[0]["n"] == 0
+    assert db.query(store, "SELECT count(*)::int AS n FROM embedding_cache")[0]["n"] == 0
+    assert db.query(store, "SELECT count(*)::int AS n FROM store_meta")[0]["n"] == 0

@@ -13,13 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memsieve import constants
 from memsieve.capture import secrets
-from memsieve.flow.pipeline import event_id_for
+from memsieve.ids import event_id_for
 from memsieve.ops import home
 from memsieve.ops.services import EmbeddedPostgres
 from memsieve.schemas.events import raw_event_id
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
+from tests.support import db
 from tests.support.strategies import raw_items
 from tests.support.workers import Workers
 
@@ -29,7 +30,8 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 def _terminal_count(store: Store, ids: set[str]) -> tuple[int, int]:
     """(ids all of whose rows are terminal, ids recorded). Ids are per namespace: one id
     sent in two namespaces has a row in each."""
-    rows = store.query(
+    rows = db.query(
+        store,
         "SELECT event_id, bool_and(status <> 'pending') AS done FROM events"
         " WHERE event_id = ANY(%s) GROUP BY 1",
         (sorted(ids),),
@@ -76,21 +78,23 @@ def test_arbitrary_items_each_end_in_one_recorded_state_and_the_worker_survives(
     if _terminal_count(store, sent) != (len(sent), len(sent)):
         have = {
             r["event_id"]
-            for r in store.query(
-                "SELECT event_id FROM events WHERE event_id = ANY(%s)", (sorted(sent),)
+            for r in db.query(
+                store, "SELECT event_id FROM events WHERE event_id = ANY(%s)", (sorted(sent),)
             )
         }
         missing = [repr(items_by_id[i])[:300] for i in sorted(sent - have)][:5]
         Path("/tmp/badinput-worker.log").write_text(workers.logs())
         raise AssertionError(f"{len(sent - have)} ids never recorded, e.g. {missing}")
     # Every rejection says why, in a machine-readable reason.
-    rows = store.query("SELECT status, reason FROM events WHERE status IN ('rejected', 'dead')")
+    rows = db.query(store, "SELECT status, reason FROM events WHERE status IN ('rejected', 'dead')")
     assert rows and all(r["reason"] for r in rows)
     reasons = {r["reason"] for r in rows}
     assert {"invalid_event", "not_an_event"} <= reasons
     # The raw garbage was recorded too, under ids derived from its bytes.
-    garbage_rows = store.query(
-        "SELECT reason FROM events WHERE event_id = ANY(%s)", ([raw_event_id(g) for g in garbage],)
+    garbage_rows = db.query(
+        store,
+        "SELECT reason FROM events WHERE event_id = ANY(%s)",
+        ([raw_event_id(g) for g in garbage],),
     )
     assert [r["reason"] for r in garbage_rows] == ["not_a_task_message"] * 3
     assert "Traceback" not in workers.logs()
@@ -139,9 +143,9 @@ def test_refused_secrets_are_nowhere_in_the_database_or_the_logs(
     assert workers.wait_drained() == [0], workers.logs()[-2000:]
     assert _terminal_count(store, ids) == (len(ids), len(ids))
 
-    rows = store.query("SELECT status, reason, count(*)::int AS n FROM events GROUP BY 1, 2")
+    rows = db.query(store, "SELECT status, reason, count(*)::int AS n FROM events GROUP BY 1, 2")
     assert rows == [{"status": "rejected", "reason": "secret", "n": len(corpus)}]
-    assert store.query("SELECT count(*)::int AS n FROM memories")[0]["n"] == 0
+    assert db.query(store, "SELECT count(*)::int AS n FROM memories")[0]["n"] == 0
 
     dump = subprocess.run(
         [str(pg_server.bindir / "pg_dump"), "--data-only", store.url],

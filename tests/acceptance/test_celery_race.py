@@ -10,6 +10,7 @@ import pytest
 from memsieve import constants
 from memsieve.store.postgres import Store
 
+from tests.support import db
 from tests.support.workers import Workers, wait_until
 
 FACTS = [
@@ -70,22 +71,23 @@ def test_two_workers_racing_on_near_duplicates_keep_one_live_row_per_fact(
         t.join()
 
     def all_terminal() -> bool:
-        rows = store.query("SELECT count(*)::int AS n FROM events WHERE status <> 'pending'")
+        rows = db.query(store, "SELECT count(*)::int AS n FROM events WHERE status <> 'pending'")
         return rows[0]["n"] == len(events)
 
     assert wait_until(all_terminal, timeout=120), workers.logs()[-4000:]
-    statuses = store.query("SELECT status, count(*)::int AS n FROM events GROUP BY 1")
+    statuses = db.query(store, "SELECT status, count(*)::int AS n FROM events GROUP BY 1")
     assert statuses == [{"status": "written", "n": len(events)}]
-    live = store.query(
+    live = db.query(
+        store,
         "SELECT namespace, heading, count(*)::int AS n FROM memories WHERE deleted_at IS NULL"
-        " GROUP BY 1, 2 ORDER BY 1, 2"
+        " GROUP BY 1, 2 ORDER BY 1, 2",
     )
     assert [(r["namespace"], r["heading"], r["n"]) for r in live] == [
         (ns, f"fact {i}", 1) for ns in ("race-a", "race-b") for i in range(len(FACTS))
     ]
     # Chains are linear: every row but the live head is superseded exactly once, no cycles,
     # and no chain crosses a namespace.
-    rows = store.query("SELECT id::text, supersedes::text, namespace, deleted_at FROM memories")
+    rows = db.query(store, "SELECT id::text, supersedes::text, namespace, deleted_at FROM memories")
     by_id = {r["id"]: r for r in rows}
     for r in rows:
         if r["supersedes"]:
@@ -96,8 +98,9 @@ def test_two_workers_racing_on_near_duplicates_keep_one_live_row_per_fact(
     dead_rows = [r for r in rows if r["deleted_at"] is not None]
     assert len(dead_rows) == len(superseded)
     # Every event maps to a memory of its own namespace.
-    bad = store.query(
+    bad = db.query(
+        store,
         "SELECT e.event_id FROM events e JOIN memories m ON m.id = e.memory_id"
-        " WHERE m.namespace <> e.namespace"
+        " WHERE m.namespace <> e.namespace",
     )
     assert bad == []

@@ -9,7 +9,7 @@ from typing import Any
 from memsieve.flow.drain import EXIT_TIMEOUT
 from memsieve.store.postgres import Store
 
-from tests.support import faultkit
+from tests.support import db, faultkit
 from tests.support.workers import Workers
 
 
@@ -22,12 +22,13 @@ def test_drain_processes_everything_queued_then_exits_0(
     assert workers.wait_drained() == [0], workers.logs()[-3000:]
     # Everything reached its end state before the exit; nothing is pending.
     assert faultkit.terminal_count(store) == len(events)
-    assert store.query("SELECT count(*)::int AS n FROM events WHERE status = 'pending'") == [
+    assert db.query(store, "SELECT count(*)::int AS n FROM events WHERE status = 'pending'") == [
         {"n": 0}
     ]
-    live = store.query(
+    live = db.query(
+        store,
         "SELECT namespace, heading, count(*)::int AS n FROM memories"
-        " WHERE deleted_at IS NULL GROUP BY 1, 2"
+        " WHERE deleted_at IS NULL GROUP BY 1, 2",
     )
     assert {(r["namespace"], r["heading"]): r["n"] for r in live} == expected
 

@@ -26,12 +26,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kombu.utils.json import dumps, loads
 from memsieve import constants
-from memsieve.flow.pipeline import event_id_for
+from memsieve.ids import event_id_for
 from memsieve.ops import home
 from memsieve.schemas.events import raw_event_id
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
+from tests.support import db
 from tests.support.strategies import json_values, raw_items
 from tests.support.workers import Workers, wait_until
 
@@ -297,7 +298,8 @@ def test_any_message_ends_in_one_recorded_state_and_the_worker_stays_up(
 
     def settled() -> bool:
         # Ids are per namespace: an id sent in two namespaces has a row in each.
-        rows = store.query(
+        rows = db.query(
+            store,
             "SELECT event_id, bool_and(status <> 'pending') AS done FROM events"
             " WHERE event_id = ANY(%s) GROUP BY 1",
             (sorted(all_ids),),
@@ -305,7 +307,7 @@ def test_any_message_ends_in_one_recorded_state_and_the_worker_stays_up(
         return sum(1 for r in rows if r["done"]) == len(all_ids)
 
     done = wait_until(settled, timeout=150, interval=0.5)
-    rows = store.query("SELECT event_id, status, reason FROM events ORDER BY received_at")
+    rows = db.query(store, "SELECT event_id, status, reason FROM events ORDER BY received_at")
     by_id = {r["event_id"]: r for r in reversed(rows)}  # the first row of each id
     assert not [r for r in rows if r["status"] == "pending"]
     missing = sorted(all_ids - set(by_id))
@@ -316,12 +318,15 @@ def test_any_message_ends_in_one_recorded_state_and_the_worker_stays_up(
     # payload had in its namespace (e.g. `"event_id": "ok-1"` with other text).
     extra = [by_id[e] for e in set(by_id) - all_ids]
     assert all(r["reason"] == "event_id_reused" for r in extra), extra[:5]
-    reused = store.query(
-        "SELECT reused_id FROM events WHERE event_id = ANY(%s)", ([r["event_id"] for r in extra],)
+    reused = db.query(
+        store,
+        "SELECT reused_id FROM events WHERE event_id = ANY(%s)",
+        ([r["event_id"] for r in extra],),
     )
     assert {r["reused_id"] for r in reused} <= expect_events
     # A message is recorded once: its raw id has one row.
-    counts = store.query(
+    counts = db.query(
+        store,
         "SELECT event_id, count(*)::int AS n FROM events WHERE event_id = ANY(%s) GROUP BY 1",
         (sorted(set(expect_messages) - expect_events),),
     )

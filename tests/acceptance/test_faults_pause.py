@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from memsieve.store.postgres import Store
 
-from tests.support import faultkit
+from tests.support import db, faultkit
 from tests.support.workers import Workers, wait_until
 
 TTL = "2"
@@ -97,8 +97,9 @@ def test_holder_stopped_mid_transaction_blocks_the_next_writer_on_the_advisory_l
         # B takes the expired Redis lock, embeds, and blocks on the advisory lock.
         def b_waits() -> bool:
             return (
-                store.query(
-                    "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                db.query(
+                    store,
+                    "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
                 )[0]["n"]
                 == 1
             )

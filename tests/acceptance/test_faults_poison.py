@@ -12,7 +12,7 @@ import redis
 from memsieve import constants
 from memsieve.store.postgres import Store
 
-from tests.support import faultkit
+from tests.support import db, faultkit
 from tests.support.workers import Workers
 
 MARKER = "POISONPILL"
@@ -43,8 +43,8 @@ def test_an_event_that_always_fails_goes_dead_and_its_namespace_keeps_flowing(
     n = len(events) + 1
     assert faultkit.terminal_count(store) == n
     wall = time.monotonic() - started
-    dead = store.query(
-        "SELECT event_id, reason, detail, attempts FROM events WHERE status = 'dead'"
+    dead = db.query(
+        store, "SELECT event_id, reason, detail, attempts FROM events WHERE status = 'dead'"
     )
     assert dead == [
         {
@@ -56,12 +56,14 @@ def test_an_event_that_always_fails_goes_dead_and_its_namespace_keeps_flowing(
     ], dead
     assert "embedding" in dead[0]["detail"]
     # The healthy events of the namespace were all written, none used up its attempts.
-    written = store.query(
-        "SELECT count(*)::int AS n, max(attempts)::int AS a FROM events WHERE status = 'written'"
+    written = db.query(
+        store,
+        "SELECT count(*)::int AS n, max(attempts)::int AS a FROM events WHERE status = 'written'",
     )[0]
     assert written["n"] == len(events) and written["a"] < MAX_ATTEMPTS
-    live = store.query(
-        "SELECT heading, count(*)::int AS n FROM memories WHERE deleted_at IS NULL GROUP BY 1"
+    live = db.query(
+        store,
+        "SELECT heading, count(*)::int AS n FROM memories WHERE deleted_at IS NULL GROUP BY 1",
     )
     assert {(("poison-a", r["heading"])): r["n"] for r in live} == expected
     # Bounded: no more embedding attempts on the pill than MAX_ATTEMPTS batches holding it
@@ -86,7 +88,7 @@ def test_a_message_the_task_cannot_run_is_recorded_once_and_not_redelivered(
     workers.start(concurrency=1, drain=60)
     assert workers.wait_drained() == [0], workers.logs()[-3000:]
     # Drained: the message was taken, recorded and acked; nothing is left to redeliver it.
-    assert store.query("SELECT status, reason, detail FROM events") == [
+    assert db.query(store, "SELECT status, reason, detail FROM events") == [
         {
             "status": "rejected",
             "reason": "invalid_task_message",
@@ -122,9 +124,11 @@ def test_an_event_that_kills_its_worker_every_time_goes_dead_and_the_rest_are_wr
     # Exit 0: the pool replaced its killed children and the worker drained everything.
     assert workers.wait_drained() == [0], workers.logs()[-3000:]
     assert faultkit.terminal_count(store) == len(events) + 1
-    rows = store.query("SELECT status, reason, claims FROM events WHERE event_id = 'crash-a-bomb'")
+    rows = db.query(
+        store, "SELECT status, reason, claims FROM events WHERE event_id = 'crash-a-bomb'"
+    )
     assert rows == [{"status": "dead", "reason": "worker_lost", "claims": MAX_ATTEMPTS}]
-    written = store.query("SELECT count(*)::int AS n FROM events WHERE status = 'written'")
+    written = db.query(store, "SELECT count(*)::int AS n FROM events WHERE status = 'written'")
     assert written[0]["n"] == len(events)
     crashes = workers.logs().count("fault injection: crashing")
     assert crashes == MAX_ATTEMPTS, crashes

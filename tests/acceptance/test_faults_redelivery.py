@@ -14,14 +14,15 @@ from typing import Any
 import pytest
 from memsieve.store.postgres import Store
 
-from tests.support import faultkit
+from tests.support import db, faultkit
 from tests.support.workers import Workers, wait_until
 
 
 def _snapshot(store: Store) -> list[dict[str, Any]]:
-    return store.query(
+    return db.query(
+        store,
         "SELECT e.event_id, e.status, e.decision, e.memory_id::text, m.deleted_at IS NULL AS live"
-        " FROM events e LEFT JOIN memories m ON m.id = e.memory_id ORDER BY e.event_id"
+        " FROM events e LEFT JOIN memories m ON m.id = e.memory_id ORDER BY e.event_id",
     )
 
 
@@ -34,7 +35,7 @@ def test_replayed_messages_change_nothing(workers: Workers, store: Store, celery
     assert workers.wait_drained() == [0, 0], workers.logs()[-3000:]
     assert faultkit.terminal_count(store) == len(events)
     before = _snapshot(store)
-    rows_before = store.query("SELECT count(*)::int AS n FROM memories")[0]["n"]
+    rows_before = db.query(store, "SELECT count(*)::int AS n FROM memories")[0]["n"]
     # Replay everything twice: once message by message, once as a backfill of lists.
     faultkit.send(celery_app, events, producers=4, per_message=1)
     faultkit.send(celery_app, events, producers=2, per_message=50)
@@ -46,7 +47,7 @@ def test_replayed_messages_change_nothing(workers: Workers, store: Store, celery
     handled = re.findall(r"memsieve\.capture\[\S+\] succeeded", workers.logs())
     assert len(handled) == messages  # every capture message, first sends and replays
     assert _snapshot(store) == before
-    assert store.query("SELECT count(*)::int AS n FROM memories")[0]["n"] == rows_before
+    assert db.query(store, "SELECT count(*)::int AS n FROM memories")[0]["n"] == rows_before
     figures = faultkit.check_store(store, expected, len(events))
     faultkit.report("5a-replay", deliveries_per_event=3, changed_rows=0, **figures)
 

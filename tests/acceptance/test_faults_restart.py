@@ -26,7 +26,7 @@ from memsieve.ops.services import EmbeddedPostgres, EmbeddedRedis
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
-from tests.support import faultkit
+from tests.support import db, faultkit
 from tests.support.workers import Workers, wait_until
 
 AMQP_URL = "amqp://guest:guest@127.0.0.1:5672//"
@@ -212,7 +212,7 @@ def test_non_persistent_redis_broker_loses_uncaptured_messages(
     # A draining worker takes whatever the restarted broker still holds, then exits.
     workers.start(concurrency=2, drain=60)
     assert workers.wait_drained() == [0], workers.logs()[-3000:]
-    n = stack.store.query("SELECT count(*)::int AS n FROM events")[0]["n"]
+    n = db.query(stack.store, "SELECT count(*)::int AS n FROM events")[0]["n"]
     assert faultkit.terminal_count(stack.store) == n  # drained: nothing left pending
     lost = len(accepted) - n
     assert lost == (0 if appendonly else 100)

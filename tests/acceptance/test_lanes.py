@@ -13,6 +13,7 @@ from typing import Any
 from memsieve import constants
 from memsieve.store.postgres import Store
 
+from tests.support import db
 from tests.support.workers import Workers, wait_until
 
 NAMESPACES = ("bf-a", "bf-b", "bf-c")
@@ -60,7 +61,7 @@ def _enqueue_backlog_then_live(celery_app: Any) -> None:
 
 
 def _all_written(store: Store) -> bool:
-    rows = store.query("SELECT count(*)::int AS n FROM events WHERE status = 'written'")
+    rows = db.query(store, "SELECT count(*)::int AS n FROM events WHERE status = 'written'")
     return rows[0]["n"] == N_BACKFILL + 1
 
 
@@ -70,8 +71,11 @@ def test_a_live_lesson_is_written_before_any_of_a_queued_backfill(
     _enqueue_backlog_then_live(celery_app)
     workers.start(concurrency=1, extra_env={"MEMSIEVE_EMBEDDER": "hashing"})
     assert wait_until(lambda: _all_written(store), timeout=300), workers.logs()[-3000:]
-    live = store.query("SELECT received_at, finished_at FROM events WHERE event_id = 'live-1'")[0]
-    counts = store.query(
+    live = db.query(store, "SELECT received_at, finished_at FROM events WHERE event_id = 'live-1'")[
+        0
+    ]
+    counts = db.query(
+        store,
         "SELECT count(*) FILTER (WHERE received_at < %(done)s)::int AS accepted_before,"
         " count(*) FILTER (WHERE finished_at < %(done)s)::int AS written_before,"
         " count(*)::int AS total"
@@ -81,8 +85,8 @@ def test_a_live_lesson_is_written_before_any_of_a_queued_backfill(
     # Sent last, taken first: the live capture and its flush ran before the worker
     # touched the backlog at all.
     assert counts == {"accepted_before": 0, "written_before": 0, "total": N_BACKFILL}
-    memories = store.query(
-        "SELECT namespace, count(*)::int AS n FROM memories GROUP BY 1 ORDER BY 1"
+    memories = db.query(
+        store, "SELECT namespace, count(*)::int AS n FROM memories GROUP BY 1 ORDER BY 1"
     )
     assert memories == [
         {"namespace": "agent-live", "n": 1},
@@ -103,15 +107,17 @@ def test_a_backfill_shows_its_first_memories_after_its_first_message(
     workers.start(concurrency=1, extra_env={"MEMSIEVE_EMBEDDER": "hashing"})
     assert wait_until(
         lambda: (
-            store.query("SELECT count(*)::int AS n FROM events WHERE status = 'written'")[0]["n"]
+            db.query(store, "SELECT count(*)::int AS n FROM events WHERE status = 'written'")[0][
+                "n"
+            ]
             == N_BACKFILL
         ),
         timeout=300,
     ), workers.logs()[-3000:]
-    first = store.query("SELECT min(finished_at) AS t FROM events")[0]["t"]
-    before = store.query("SELECT count(*)::int AS n FROM events WHERE received_at < %s", (first,))[
-        0
-    ]["n"]
+    first = db.query(store, "SELECT min(finished_at) AS t FROM events")[0]["t"]
+    before = db.query(
+        store, "SELECT count(*)::int AS n FROM events WHERE received_at < %s", (first,)
+    )[0]["n"]
     # Flushes outrank backfill captures: the first message's namespaces were written
     # while the other eleven messages still waited in the queue.
     assert before == CHUNK

@@ -28,6 +28,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.support import db
 from tests.support.paths import ROOT
 from tests.support.workers import wait_until
 
@@ -231,7 +232,8 @@ def redis_dump(url: str) -> str:
 
 
 def assert_outside_untouched(store: Any, memory_id: str) -> None:
-    rows = store.query(
+    rows = db.query(
+        store,
         "SELECT namespace, deleted_at FROM memories WHERE id = %s OR supersedes = %s",
         (memory_id, memory_id),
     )

@@ -15,6 +15,8 @@ from memsieve.mcp.server import build_server
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
+from tests.support import db
+
 OLD = "Postgres listens on port 5432."
 NEW = "Postgres listens on port 5433."
 
@@ -22,7 +24,7 @@ NEW = "Postgres listens on port 5433."
 def test_recall_and_remember_mark_open_conflicts(
     settings: Settings, store: Store, pipeline: Any, workers: Any
 ) -> None:
-    if not store.query("SELECT to_regclass('memory_conflicts') IS NOT NULL AS ok")[0]["ok"]:
+    if not db.query(store, "SELECT to_regclass('memory_conflicts') IS NOT NULL AS ok")[0]["ok"]:
         pytest.skip("this store keeps no conflicts yet (issue 15)")
     old = pipeline.write_now(
         {"namespace": "infra", "kind": "retro", "heading": "Database port", "content": OLD}

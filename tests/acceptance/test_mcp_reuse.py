@@ -9,6 +9,8 @@ from typing import Any
 from memsieve.mcp.backend import Backend, Scope
 from memsieve.settings import Settings
 
+from tests.support import db
+
 
 def test_remember_with_a_reused_id_reports_its_own_refusal(
     settings: Settings, store: Any, pipeline: Any, workers: Any
@@ -67,13 +69,14 @@ def test_remember_with_a_reused_id_reports_its_own_refusal(
         "inserted",
         first["memory_id"],
     ), retry
-    row = store.query(
+    row = db.query(
+        store,
         "SELECT status, reason, reused_id FROM events WHERE ns_key = 'fields' AND event_id = %s",
         (again["event_id"],),
     )
     assert row == [{"status": "rejected", "reason": "event_id_reused", "reused_id": "e-9"}]
     # The original is untouched; exactly three rows: tenant b's, fields' e-9 and its reuse.
-    counts = store.query("SELECT ns_key, status, count(*)::int AS n FROM events GROUP BY 1, 2")
+    counts = db.query(store, "SELECT ns_key, status, count(*)::int AS n FROM events GROUP BY 1, 2")
     assert {(r["ns_key"], r["status"], r["n"]) for r in counts} == {
         ("tenant-b", "written", 1),
         ("fields", "written", 1),

@@ -7,8 +7,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kombu.utils.json import dumps, loads
-from memsieve.flow.pipeline import event_id_for
+from memsieve.ids import event_id_for
 
+from tests.support import db
 from tests.support.strategies import raw_items
 
 
@@ -34,6 +35,6 @@ def test_accept_records_every_item_exactly_once(pipeline: Any) -> None:
             seen.add((a.namespace or "", a.event_id))
 
     run()
-    rows = pipeline.store.query("SELECT ns_key, event_id FROM events")
+    rows = db.query(pipeline.store, "SELECT ns_key, event_id FROM events")
     assert {(r["ns_key"], r["event_id"]) for r in rows} == seen
     assert len(rows) == len(seen)

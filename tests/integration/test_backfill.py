@@ -15,6 +15,7 @@ from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
 from tests.data.make_retros import generate
+from tests.support import db
 
 MD = """---
 namespace: web
@@ -116,7 +117,7 @@ def test_dry_run_predicts_exactly_what_a_real_run_writes(
     items = bf.read_source(tmp_path / "r", "dry")
     done, would = dry_run(settings, items)
     assert done.events == 0 and would.events == exp.lessons
-    assert store.query("SELECT count(*)::int AS n FROM events")[0]["n"] == 0
+    assert db.query(store, "SELECT count(*)::int AS n FROM events")[0]["n"] == 0
     pipeline.accept([i.payload for i in items])
     pipeline.flush("dry")
     real = bf.summarize(store, items)

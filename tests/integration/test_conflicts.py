@@ -14,6 +14,8 @@ from memsieve.gate.judge import Judgement, Verdict
 from memsieve.history import conflicts, revert
 from memsieve.store.postgres import InboxEvent, Pending, Store
 
+from tests.support import db
+
 D = 384
 OLD = "Postgres listens on port 5432."
 NEW = "Postgres listens on port 5433."  # one value changed: the guards' judge says update
@@ -44,7 +46,8 @@ def _write(store: Store, ns: str, items: list[tuple[Pending, list[float]]], **kw
 
 
 def _live(store: Store, ns: str) -> list[str]:
-    rows = store.query(
+    rows = db.query(
+        store,
         "SELECT content FROM memories WHERE namespace = %s AND deleted_at IS NULL ORDER BY content",
         (ns,),
     )
@@ -52,10 +55,11 @@ def _live(store: Store, ns: str) -> list[str]:
 
 
 def _conflicts(store: Store) -> list[dict[str, Any]]:
-    return store.query(
+    return db.query(
+        store,
         "SELECT namespace, older_id::text AS older_id, newer_id::text AS newer_id, event_id,"
         " verdict, judge, score, detail, opened_at, closed_at, closed_how,"
-        " loser_id::text AS loser_id FROM memory_conflicts ORDER BY id"
+        " loser_id::text AS loser_id FROM memory_conflicts ORDER BY id",
     )
 
 
@@ -119,7 +123,7 @@ def test_a_correction_judged_an_update_of_one_memory_supersedes_it_with_reason_u
     assert (out.decision, out.supersedes, out.reason) == ("superseded", old.memory_id, "update")
     assert _live(store, "ns") == [NEW]
     assert _conflicts(store) == []
-    [rev] = store.query("SELECT kind, reason, older_id::text AS o FROM memory_revisions")
+    [rev] = db.query(store, "SELECT kind, reason, older_id::text AS o FROM memory_revisions")
     assert (rev["kind"], rev["reason"], rev["o"]) == ("supersede", "update", old.memory_id)
     rec = store.get_event("e2")["decision_record"]  # type: ignore[index]
     assert (rec["verdict"], rec["reason"]) == ("update", "update")
@@ -189,8 +193,9 @@ def test_resolve_supersedes_the_loser_and_revert_reopens_the_conflict(store: Sto
     assert _live(store, "ns") == [NEW]
     [c] = _conflicts(store)
     assert (c["closed_how"], c["loser_id"], c["closed_at"]) == ("resolved", old.memory_id, res.at)
-    rev = store.query(
-        "SELECT kind, reason, actor, newer_id::text AS n, older_id::text AS o FROM memory_revisions"
+    rev = db.query(
+        store,
+        "SELECT kind, reason, actor, newer_id::text AS n, older_id::text AS o FROM memory_revisions",
     )
     assert rev == [
         {
@@ -396,6 +401,6 @@ def test_a_judge_that_fails_costs_no_event_and_hides_nothing(store: Store) -> No
     assert rec["candidates"][0]["judge_detail"] == (
         "judge failed (it raised ConnectionError): both rows kept"
     )
-    assert store.query("SELECT count(*)::int AS n FROM events WHERE status = 'written'") == [
+    assert db.query(store, "SELECT count(*)::int AS n FROM events WHERE status = 'written'") == [
         {"n": 3}
     ]

@@ -11,7 +11,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kombu.utils.json import dumps, loads
-from memsieve.flow.pipeline import event_id_for
+from memsieve.ids import event_id_for
+
+from tests.support import db
 
 GOOD = {
     "namespace": "fields",
@@ -74,7 +76,7 @@ def test_each_bad_field_refuses_only_its_own_event(pipeline: Any) -> None:
     result = pipeline.flush("fields")
     assert sorted(o.event_id for o in result.outcomes) == sorted(a.event_id for a in good)
     assert {o.decision for o in result.outcomes} == {"inserted"}
-    rows = pipeline.store.query("SELECT status, count(*)::int AS n FROM events GROUP BY 1")
+    rows = db.query(pipeline.store, "SELECT status, count(*)::int AS n FROM events GROUP BY 1")
     assert {r["status"]: r["n"] for r in rows} == {"rejected": len(bad), "written": len(good)}
 
 
@@ -91,8 +93,9 @@ def test_dates_at_the_edges_are_normalised_to_utc_and_stay_loadable(pipeline: An
     assert [a.status for a in accepted] == ["pending"] * len(edges)
     result = pipeline.flush("fields")
     assert len(result.outcomes) == len(edges) and not result.dead
-    rows = pipeline.store.query(
-        "SELECT event_id, occurred_at FROM events WHERE namespace = 'fields' ORDER BY event_id"
+    rows = db.query(
+        pipeline.store,
+        "SELECT event_id, occurred_at FROM events WHERE namespace = 'fields' ORDER BY event_id",
     )
     assert [r["occurred_at"].year for r in rows] == [9999, 9999, 1, 1, 2026]
 
@@ -103,9 +106,10 @@ def test_an_unloadable_pending_row_goes_dead_and_the_namespace_keeps_flowing(
     """A row written before validation existed (year 10000 in UTC in a +14 session) must
     not block its namespace."""
     pipeline.accept([ev(1), ev(2)])
-    pipeline.store.query(
+    db.query(
+        pipeline.store,
         "UPDATE events SET occurred_at = '9999-12-31 23:30:00+00' WHERE event_id = 'e-1'"
-        " RETURNING event_id"
+        " RETURNING event_id",
     )
     with pipeline.store.pool.connection() as conn:
         conn.execute("ALTER DATABASE " + conn.info.dbname + " SET timezone = 'Pacific/Kiritimati'")
@@ -150,8 +154,9 @@ def test_supersedes_of_every_kind(pipeline: Any) -> None:
     pipeline.accept([ev(14, kind="correction", content=fix + " e", supersedes=m1)])
     pipeline.flush("fields")
     assert str(pipeline.store.get_event("e-14")["supersedes"]) == m13
-    live = pipeline.store.query(
-        "SELECT count(*)::int AS n FROM memories WHERE namespace = 'fields' AND deleted_at IS NULL"
+    live = db.query(
+        pipeline.store,
+        "SELECT count(*)::int AS n FROM memories WHERE namespace = 'fields' AND deleted_at IS NULL",
     )
     assert live[0]["n"] == 1  # one chain, one live version
     # The foreign memory is untouched.
@@ -201,7 +206,8 @@ def test_property_every_event_of_a_message_ends_in_exactly_one_state(pipeline: A
     run()
     result = pipeline.flush("fields")
     assert not result.failed
-    rows = pipeline.store.query(
+    rows = db.query(
+        pipeline.store,
         "SELECT status, count(*)::int AS n FROM events WHERE event_id = ANY(%s) GROUP BY 1",
         (sorted(seen),),
     )
@@ -276,7 +282,7 @@ def test_a_reused_event_id_is_recorded_with_both_payload_hashes(
     theirs = pipeline.store.get_event("e-1", "tenant-b")
     assert (mine["status"], theirs["status"]) == ("written", "written")
     assert mine["memory_id"] != theirs["memory_id"]
-    assert pipeline.store.query("SELECT count(*)::int AS n FROM events")[0]["n"] == 5
+    assert db.query(pipeline.store, "SELECT count(*)::int AS n FROM events")[0]["n"] == 5
     # Visible in `events --event-id` (the original and its reuses) and in `stats`.
     rows = _cli(env, "events", "--event-id", "e-1", "--namespace", "fields")
     outcomes = sorted(

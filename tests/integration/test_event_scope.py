@@ -49,6 +49,27 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_events_of_a_shared_event_id_needs_its_namespace(
+    pipeline: Any, env: dict[str, str]
+) -> None:
+    mine, theirs = _shared_id(pipeline)
+    out = _cli(env, "events", "--event-id", "e-1", "--json")
+    assert out.returncode == 1
+    assert "event id e-1 is used in 2 namespaces" in out.stderr and "--namespace" in out.stderr
+    for leak in ("tenant-b", THEIRS, MINE, theirs["memory_id"], mine["memory_id"]):
+        assert leak not in out.stdout + out.stderr
+    out = _cli(env, "events", "--event-id", "e-1", "--namespace", "fields", "--json")
+    assert out.returncode == 0, out.stderr
+    assert [(r["namespace"], r["memory_id"]) for r in json.loads(out.stdout)] == [
+        ("fields", mine["memory_id"])
+    ]
+    # An id only one namespace uses needs no namespace.
+    pipeline.write_now(_event("fields", "Only fields uses this id for its lesson.", "e-2"))
+    out = _cli(env, "events", "--event-id", "e-2", "--json")
+    assert out.returncode == 0, out.stderr
+    assert [r["namespace"] for r in json.loads(out.stdout)] == ["fields"]
+
+
 def test_explain_of_a_shared_event_id_needs_its_namespace(
     pipeline: Any, env: dict[str, str]
 ) -> None:

@@ -7,6 +7,8 @@ import redis
 from memsieve import constants
 from memsieve.tasks import capture
 
+from tests.support import db
+
 
 def test_one_flush_per_namespace_until_it_starts_draining(
     redis_url: str, monkeypatch: pytest.MonkeyPatch
@@ -60,7 +62,7 @@ def test_the_flush_clears_the_marker_before_claiming(
     monkeypatch.setattr(flush_task.runtime, "pipeline", lambda: pipeline)
     flush_task.flush.run("m")
     assert client.exists(constants.flush_scheduled_key("m")) == 0
-    rows = pipeline.store.query("SELECT status, count(*)::int AS n FROM events GROUP BY 1")
+    rows = db.query(pipeline.store, "SELECT status, count(*)::int AS n FROM events GROUP BY 1")
     assert rows == [{"status": "written", "n": 2}]
 
 
@@ -135,8 +137,8 @@ def test_a_flush_stops_after_its_slice_and_requeues_the_rest(
         lambda ns, countdown=0.0, queue=constants.QUEUE_FLUSH: requeued.append((ns, queue)) or True,
     )
     flush_task.flush.run("s")
-    rows = pipeline.store.query(
-        "SELECT status, count(*)::int AS n FROM events GROUP BY 1 ORDER BY 1"
+    rows = db.query(
+        pipeline.store, "SELECT status, count(*)::int AS n FROM events GROUP BY 1 ORDER BY 1"
     )
     # One batch of 2 fits the 1 ms slice (a slice always takes one batch); the rest waits
     # on the flush lane.

@@ -11,6 +11,8 @@ from memsieve.flow.pipeline import Pipeline
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
+from tests.support import db
+
 
 def event(i: int, ns: str = "shared", text: str | None = None) -> dict[str, Any]:
     return {
@@ -35,7 +37,8 @@ def other(settings: Settings) -> Iterator[Pipeline]:
 def write(pipe: Pipeline, *events: dict[str, Any]) -> list[str]:
     pipe.accept(list(events))
     pipe.flush(events[0]["namespace"])
-    rows = pipe.store.query(
+    rows = db.query(
+        pipe.store,
         "SELECT event_id, decision FROM events WHERE event_id = ANY(%s) ORDER BY event_id",
         ([e["event_id"] for e in events],),
     )
@@ -63,8 +66,9 @@ def test_a_row_hidden_by_another_writer_is_hidden_here_too(
     cache = pipeline.store.gate_cache
     write(pipeline, event(1), event(2))
     # A soft delete from outside the gate (an operator's revert, a re-embed): one change.
-    other.store.query(
-        "UPDATE memories SET deleted_at = now() WHERE event_id = 'e-shared-1' RETURNING id"
+    db.query(
+        other.store,
+        "UPDATE memories SET deleted_at = now() WHERE event_id = 'e-shared-1' RETURNING id",
     )
     write(pipeline, event(3))
     assert (cache.loads, cache.refreshes) == (1, 1)
@@ -79,7 +83,7 @@ def test_a_row_hidden_by_another_writer_is_hidden_here_too(
 def test_a_hard_delete_forces_a_full_load(pipeline: Pipeline, other: Pipeline) -> None:
     cache = pipeline.store.gate_cache
     write(pipeline, event(1), event(2))
-    other.store.query("DELETE FROM memories WHERE event_id = 'e-shared-1' RETURNING id")
+    db.query(other.store, "DELETE FROM memories WHERE event_id = 'e-shared-1' RETURNING id")
     write(pipeline, event(3))
     # The bump has no row to show for it: the copy cannot be proven complete.
     assert (cache.loads, cache.refreshes) == (2, 0)
@@ -90,13 +94,14 @@ def test_a_hard_delete_forces_a_full_load(pipeline: Pipeline, other: Pipeline) -
 def test_row_versions_match_the_namespace_version(pipeline: Pipeline) -> None:
     write(pipeline, event(1), event(2))
     write(pipeline, event(3, ns="elsewhere"))
-    rows = pipeline.store.query(
+    rows = db.query(
+        pipeline.store,
         "SELECT namespace, array_agg(row_version ORDER BY row_version) AS v FROM memories"
-        " GROUP BY 1 ORDER BY 1"
+        " GROUP BY 1 ORDER BY 1",
     )
     assert rows == [{"namespace": "elsewhere", "v": [1]}, {"namespace": "shared", "v": [1, 2]}]
 
 
 def _version(store: Store) -> int:
-    rows = store.query("SELECT version FROM namespace_versions WHERE namespace = 'shared'")
+    rows = db.query(store, "SELECT version FROM namespace_versions WHERE namespace = 'shared'")
     return int(rows[0]["version"])

@@ -44,10 +44,10 @@ def test_warm_up_builds_the_client_and_loads_the_encoding_without_a_request(
     tokens.encoding.cache_clear()
     emb.warm_up()
     assert tokens.encoding.cache_info().currsize == 1
-    built = emb._client
+    built = emb._client._client
     assert built is not None and fake_openai.requests == 0
     emb.embed(["hello"])
-    assert emb._client is built  # the first request used the warmed client
+    assert emb._client.get() is built  # the first request used the warmed client
     assert fake_openai.requests == 1
 
 

@@ -11,6 +11,7 @@ from memsieve.flow.pipeline import Pipeline
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
+from tests.support import db
 from tests.support.openai_server import FakeOpenAI, Reply
 
 LESSONS = [
@@ -41,13 +42,13 @@ def test_batch_isolates_a_bad_input_and_survives_a_5xx(
         [{"namespace": "oa", "kind": "retro", "heading": "h", "content": c} for c in LESSONS]
     )
     result = pipe.flush("oa")
-    rows = store.query("SELECT status, reason FROM events ORDER BY content")
+    rows = db.query(store, "SELECT status, reason FROM events ORDER BY content")
     assert [r["status"] for r in rows].count("written") == 4
     assert [r for r in rows if r["status"] == "dead"] == [
         {"status": "dead", "reason": "input_rejected"}
     ]
     assert len(result.dead) == 1
-    assert store.query("SELECT count(*)::int AS n FROM memories")[0]["n"] == 4
+    assert db.query(store, "SELECT count(*)::int AS n FROM memories")[0]["n"] == 4
     # One 503 (retried by tenacity), then the batch of 5 is refused with a 400 and split
     # in halves until the bad input is alone: the four good ones are still written.
     statuses = fake_openai.statuses()
@@ -76,7 +77,7 @@ def test_a_refused_key_keeps_every_event_pending(
     )
     with pytest.raises(errors.TransientError):
         pipe.flush("oa")
-    assert store.query("SELECT status, count(*)::int AS n FROM events GROUP BY 1") == [
+    assert db.query(store, "SELECT status, count(*)::int AS n FROM events GROUP BY 1") == [
         {"status": "pending", "n": 2}
     ]
     assert fake_openai.statuses() == [401]  # never retried

@@ -13,6 +13,8 @@ from memsieve.ops.reembed import reembed
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
+from tests.support import db
+
 LESSONS = [
     "Always pin the base image digest in Dockerfiles",
     "Flaky login tests came from a shared browser profile",
@@ -65,7 +67,7 @@ def test_reembed_is_resumable_and_switches_every_row_at_once(
         reembed(store, target, batch_size=4, progress=interrupt)
     # Interrupted after staging: nothing switched yet, recall still in the old space.
     assert store.bound_embedder() == {"model": "hashing-v1-384", "dims": 384}
-    assert store.query("SELECT DISTINCT embedding_model FROM memories") == [
+    assert db.query(store, "SELECT DISTINCT embedding_model FROM memories") == [
         {"embedding_model": "hashing-v1-384"}
     ]
 
@@ -74,11 +76,12 @@ def test_reembed_is_resumable_and_switches_every_row_at_once(
     assert (result.total, result.already_staged, result.staged_now) == (10, 4, 6)
     assert target.calls - calls_before == 2  # only the 6 unstaged rows, in batches of 4
     assert store.bound_embedder() == {"model": "hashing-v1-64", "dims": 64}
-    rows = store.query(
-        "SELECT embedding_model, embedding_dims, count(*)::int AS n FROM memories GROUP BY 1, 2"
+    rows = db.query(
+        store,
+        "SELECT embedding_model, embedding_dims, count(*)::int AS n FROM memories GROUP BY 1, 2",
     )
     assert rows == [{"embedding_model": "hashing-v1-64", "embedding_dims": 64, "n": 10}]
-    assert store.query("SELECT count(*)::int AS n FROM reembed_staging")[0]["n"] == 0
+    assert db.query(store, "SELECT count(*)::int AS n FROM reembed_staging")[0]["n"] == 0
 
     # The old worker now refuses to write; its events stay pending.
     pipeline.accept(
@@ -100,13 +103,13 @@ def test_reembed_is_resumable_and_switches_every_row_at_once(
             lambda k: 0.35,
             [],
         )
-    assert store.query("SELECT status FROM events WHERE content LIKE %s", ("%kilo%",)) == [
+    assert db.query(store, "SELECT status FROM events WHERE content LIKE %s", ("%kilo%",)) == [
         {"status": "pending"}
     ]
     # A worker with the new embedder writes it, searching the new space.
     new = Pipeline(replace(settings, hashing_dims=64), store=store)
     new.flush("ns")
-    assert store.query("SELECT status FROM events WHERE content LIKE %s", ("%kilo%",)) == [
+    assert db.query(store, "SELECT status FROM events WHERE content LIKE %s", ("%kilo%",)) == [
         {"status": "written"}
     ]
     hits = store.recall("ns", target.embed([LESSONS[3]])[0], "hashing-v1-64", 1)

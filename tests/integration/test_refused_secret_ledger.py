@@ -8,7 +8,9 @@ import hmac
 from typing import Any
 
 import pytest
-from memsieve.flow.pipeline import event_id_for
+from memsieve.ids import event_id_for
+
+from tests.support import db
 
 GHP = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa9"
 AKIA = "AKIA" + "Q3TZ7N2WXKJ5LM8P"
@@ -35,7 +37,9 @@ def test_nothing_of_the_secret_is_kept(
     assert (accepted.status, accepted.reason) == ("rejected", "secret")
     assert accepted.event_id == event_id_for(event, pipeline.key)
     assert accepted.event_id.startswith("s-") == keyed
-    (row,) = pipeline.store.query("SELECT * FROM events WHERE event_id = %s", (accepted.event_id,))
+    (row,) = db.query(
+        pipeline.store, "SELECT * FROM events WHERE event_id = %s", (accepted.event_id,)
+    )
     assert needle not in repr(row)
     assert row["agent"] is None and row["session"] is None and row["tags"] in ([], None)
     if "namespace" in change:
@@ -53,5 +57,7 @@ def test_an_invalid_event_keeps_no_secret_in_its_id_or_detail(pipeline: Any) -> 
     (accepted,) = pipeline.accept([event])
     assert accepted.status == "rejected" and accepted.reason == "invalid_event"
     assert accepted.event_id.startswith("s-")
-    (row,) = pipeline.store.query("SELECT * FROM events WHERE event_id = %s", (accepted.event_id,))
+    (row,) = db.query(
+        pipeline.store, "SELECT * FROM events WHERE event_id = %s", (accepted.event_id,)
+    )
     assert GHP not in repr(row)

@@ -13,6 +13,7 @@ import pytest
 from memsieve.history.api import History
 from memsieve.history.revert import RevertRefused, revert
 
+from tests.support import db
 from tests.support.history import write_at
 
 NS = "infra"
@@ -183,9 +184,10 @@ def test_revived_row_can_be_superseded_again_and_the_chain_never_forks(
         RevertRefused, match=f"has since been superseded by memory {fix['memory_id']}.*fork"
     ):
         revert(pipeline.store, f"rev-{first.revision}", at=t(7))
-    rows = pipeline.store.query(
+    rows = db.query(
+        pipeline.store,
         "SELECT supersedes::text AS s, count(*)::int AS n FROM memories"
-        " WHERE supersedes IS NOT NULL GROUP BY 1"
+        " WHERE supersedes IS NOT NULL GROUP BY 1",
     )
     assert all(r["n"] == 1 for r in rows)
     lin = History(pipeline.store).history(s)

@@ -8,6 +8,8 @@ from memsieve.ops.services import EmbeddedPostgres
 from memsieve.schemas.events import content_hash
 from memsieve.store.postgres import InboxEvent, Pending, Store
 
+from tests.support import db
+
 VEC = [1.0] + [0.0] * 383
 
 
@@ -67,7 +69,10 @@ def test_supersede_of_an_already_dead_row_aborts_the_whole_batch(
     with pytest.raises(errors.TransientError, match="supersede hid 0 rows"):
         store.write_batch("a", [(p2, VEC)], "m", 384, lambda k: 0.5, [])
     assert store.get_event("e2")["status"] == "pending"
-    assert store.query("SELECT count(*)::int AS n FROM memories WHERE namespace = 'a'")[0]["n"] == 1
+    assert (
+        db.query(store, "SELECT count(*)::int AS n FROM memories WHERE namespace = 'a'")[0]["n"]
+        == 1
+    )
 
 
 @pytest.fixture(params=["memory", "sql"])
@@ -83,7 +88,7 @@ def test_redelivered_event_changes_nothing(store: Store, gate_search: str) -> No
     out2 = store.write_batch("a", [(p, VEC)], "m", 384, lambda k: 0.1, [])
     assert out1[0].decision == "inserted"
     assert out2[0].decision == "skipped"
-    assert store.query("SELECT count(*)::int AS n FROM memories")[0]["n"] == 1
+    assert db.query(store, "SELECT count(*)::int AS n FROM memories")[0]["n"] == 1
 
 
 def test_namespaces_never_see_each_other(store: Store, gate_search: str) -> None:
@@ -99,7 +104,7 @@ def test_every_migration_applies_and_is_recorded(store: Store) -> None:
     from memsieve.store import migrations
 
     names = [n for _, n, _ in migrations.available()]
-    rows = store.query("SELECT name FROM schema_migrations ORDER BY version")
+    rows = db.query(store, "SELECT name FROM schema_migrations ORDER BY version")
     assert [r["name"] for r in rows] == names
     assert store.migrate() == []  # idempotent
 
@@ -118,5 +123,5 @@ def test_both_gate_paths_decide_alike(store: Store, gate_search: str) -> None:
     assert [o.decision for o in out] == ["inserted", "merged", "superseded", "inserted"]
     assert out[1].memory_id == out[0].memory_id
     assert out[2].supersedes == out[0].memory_id
-    live = store.query("SELECT content FROM memories WHERE deleted_at IS NULL ORDER BY content")
+    live = db.query(store, "SELECT content FROM memories WHERE deleted_at IS NULL ORDER BY content")
     assert [r["content"] for r in live] == ["first text, reworded", "something else"]

@@ -32,6 +32,8 @@ from memsieve.gate.decide import Candidate, Incoming, decide
 from memsieve.schemas import events as ev
 from memsieve.store.postgres import Store
 
+from tests.support import db
+
 _SYLLABLES = "ka lo mi ren tu sa vo bel dri po nex qua fi zor gla hu wen tra ob yel".split()
 
 
@@ -166,24 +168,30 @@ def send(
 
 
 def terminal_count(store: Store) -> int:
-    return store.query("SELECT count(*)::int AS n FROM events WHERE status <> 'pending'")[0]["n"]
+    return db.query(store, "SELECT count(*)::int AS n FROM events WHERE status <> 'pending'")[0][
+        "n"
+    ]
 
 
 def check_store(
     store: Store, expected: dict[tuple[str, str], int], n_events: int
 ) -> dict[str, int]:
     """Assert the invariants with exact counts; returns the figures."""
-    statuses = store.query("SELECT status, count(*)::int AS n FROM events GROUP BY 1 ORDER BY 1")
+    statuses = db.query(
+        store, "SELECT status, count(*)::int AS n FROM events GROUP BY 1 ORDER BY 1"
+    )
     assert statuses == [{"status": "written", "n": n_events}], statuses
-    live = store.query(
+    live = db.query(
+        store,
         "SELECT namespace, heading, count(*)::int AS n FROM memories WHERE deleted_at IS NULL"
-        " GROUP BY 1, 2"
+        " GROUP BY 1, 2",
     )
     got = {(r["namespace"], r["heading"]): r["n"] for r in live}
     duplicates = sum(n - 1 for n in got.values() if n > 1)
     assert got == expected, {k: v for k, v in got.items() if expected.get(k) != v}
-    rows = store.query(
-        "SELECT id::text, supersedes::text, namespace, heading, deleted_at, decision FROM memories"
+    rows = db.query(
+        store,
+        "SELECT id::text, supersedes::text, namespace, heading, deleted_at, decision FROM memories",
     )
     by_id = {r["id"]: r for r in rows}
     # Linear chains: each row superseded at most once, only dead rows superseded, no cycle,
@@ -205,13 +213,15 @@ def check_store(
     for r in rows:
         for c in (r["decision"] or {}).get("candidates", []):
             foreign += by_id[c["memory_id"]]["namespace"] != r["namespace"]
-    bad = store.query(
+    bad = db.query(
+        store,
         "SELECT count(*)::int AS n FROM events e JOIN memories m ON m.id = e.memory_id"
-        " WHERE m.namespace <> e.namespace OR m.heading <> e.heading"
+        " WHERE m.namespace <> e.namespace OR m.heading <> e.heading",
     )[0]["n"]
     assert foreign == 0 and bad == 0
     decisions = Counter(
-        r["decision"] for r in store.query("SELECT decision FROM events WHERE status = 'written'")
+        r["decision"]
+        for r in db.query(store, "SELECT decision FROM events WHERE status = 'written'")
     )
     return {
         "events": n_events,
@@ -298,8 +308,9 @@ def local_tcp_ports(pid: int) -> set[int]:
 def holds_advisory_lock(store: Store, pid: int) -> bool:
     """Whether process `pid` is inside a transaction holding a namespace advisory lock."""
     ports = local_tcp_ports(pid)
-    rows = store.query(
+    rows = db.query(
+        store,
         "SELECT a.client_port FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
-        " WHERE l.locktype = 'advisory' AND l.granted"
+        " WHERE l.locktype = 'advisory' AND l.granted",
     )
     return any(r["client_port"] in ports for r in rows)

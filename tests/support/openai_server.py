@@ -27,6 +27,7 @@ import base64
 import json
 import socket
 import struct
+import sys
 import threading
 import time
 from collections import deque
@@ -329,6 +330,8 @@ def main() -> None:
     with fake:
         Path(args.url_file).write_text(fake.base_url)
         stop.wait()
+        # What the benchmark's worker asked for: requests and texts (batch sizes).
+        print(f"fake openai: {fake.requests} requests, {fake.inputs} inputs", file=sys.stderr)
 
 
 if __name__ == "__main__":

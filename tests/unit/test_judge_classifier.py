@@ -149,3 +149,26 @@ def test_empty_batch_and_order() -> None:
         _pair("Run the linter before you push.", "Before you push, run the linter."),
     ]
     assert [j.verdict for j in judge(pairs)][1] is Verdict.SAME
+
+
+def test_word_pieces_become_one_unit_vector_per_word() -> None:
+    """The local embedder's token vectors grouped by word id: special tokens dropped, a
+    word's pieces averaged (then unit length), its text the span of its pieces."""
+    from memsieve.embedders.local import TokenVectors
+    from memsieve.gate.judge_align import word_vectors
+
+    text = "Unclosed the db"
+    #             [CLS]   un      ##closed  the     db      [SEP]
+    vecs = np.array([[9, 9], [3, 0], [1, 0], [0, 2], [1, 1], [9, 9]], dtype=np.float32)
+    tv = TokenVectors(
+        text,
+        vecs,
+        (None, 0, 0, 1, 2, None),
+        ((0, 0), (0, 2), (2, 8), (9, 12), (13, 15), (0, 0)),
+    )
+    wv = word_vectors(tv)
+    assert wv.words == ("unclosed", "the", "db")
+    assert wv.content == (True, False, True)
+    np.testing.assert_allclose(wv.vectors, [[1, 0], [0, 1], [0.70710677, 0.70710677]], atol=1e-6)
+    empty = word_vectors(TokenVectors("", vecs[:2], (None, None), ((0, 0), (0, 0))))
+    assert empty.words == () and empty.vectors.shape == (0, 2)

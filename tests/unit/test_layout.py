@@ -38,16 +38,10 @@ LONG_MODULES: dict[str, str] = {
     "memsieve.capture.policy": "the policy's config parser and its verdict, one contract",
     "memsieve.gate.text": "one tokeniser and its term classes, cached together",
     "memsieve.judge_llm": "one chat judge: batching, cache, budget, retries, answer parsing",
-    "memsieve.ops.calibrate": "to split: metrics and the report apart from the sweep",
-    "memsieve.ops.backfill": "to split: JSON-lines and Markdown readers apart from sending",
-    "memsieve.store.postgres": "to split: named queries (issue 12 item 3)",
-    "memsieve.cli.service": "to split: the `up` supervisor (restarts with backoff) apart from the commands",
     "memsieve.history.explain": "one report: the event, its decision record and the rows it touched",
     "memsieve.gate.decide": "the gate's pair and verdict types with the one decision over them",
     "memsieve.gate.batch": "one pure function over a batch: filters, judge call, decisions in order",
-    "memsieve.history.lineage": "to split: as-of reads apart from the chain walk",
     "memsieve.flow.pipeline": "to split: capture stage apart from flush (issue 12 item 2)",
-    "memsieve.mcp.backend": "to split: the worker supervision apart from the tools (issue 17)",
 }
 
 

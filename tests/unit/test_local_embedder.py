@@ -24,6 +24,7 @@ from memsieve.settings import Settings  # noqa: E402
 
 PAWS_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "paws" / "paws_wiki_dev.tsv"
 N_TEXTS = 2000
+N_TOKEN_TEXTS = 300
 
 
 def _paws_texts(n: int) -> list[str]:
@@ -71,6 +72,91 @@ def test_same_vectors_as_sentence_transformers(embedder: local.LocalEmbedder) ->
     np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
 
 
+def test_token_vectors_are_sentence_transformers_last_hidden_state(
+    embedder: local.LocalEmbedder,
+) -> None:
+    """The judge's word vectors come from the embedder's own pass: each token's vector, each
+    token's word, and so each word's text and mean vector as through sentence-transformers."""
+    pytest.importorskip("torch")
+    st = pytest.importorskip("sentence_transformers")
+    import torch
+    from memsieve.gate import judge_align
+
+    texts = _paws_texts(N_TOKEN_TEXTS) + [
+        "",
+        "  Deploys run from the release-branch (v2.3.1), not main.  ",
+        " ".join(["the migration stalled on the orders table"] * 80),
+        "Café déjà vu: naïve façade, 東京 and emoji 🚀",
+    ]
+    vecs, tokens = embedder.embed_with_tokens(texts)
+    np.testing.assert_allclose(vecs, embedder.encode(texts), atol=1e-6)  # one pass, same vectors
+    model = st.SentenceTransformer(str(local.model_dir()), device="cpu")
+    tok, bert = model.tokenizer, model[0].auto_model
+    worst = 1.0
+    for start in range(0, len(texts), 64):
+        chunk = texts[start : start + 64]
+        enc = tok(chunk, padding=True, truncation=True, max_length=256, return_tensors="pt")
+        with torch.inference_mode():
+            hidden = bert(**enc).last_hidden_state.numpy()
+        for j, text in enumerate(chunk):
+            tv = tokens[start + j]
+            n = len(tv.word_ids)
+            assert n == int(enc["attention_mask"][j].sum())
+            assert list(tv.word_ids) == enc.word_ids(j)[:n]
+            ref = hidden[j][:n]
+            cos = (tv.vectors * ref).sum(axis=1) / (
+                np.linalg.norm(tv.vectors, axis=1) * np.linalg.norm(ref, axis=1)
+            )
+            worst = min(worst, float(cos.min()))
+            ids = sorted({w for w in enc.word_ids(j) if w is not None})
+            spans = [enc.word_to_chars(j, w) for w in ids]
+            expected = [text[s.start : s.end].lower() for s in spans]
+            assert list(judge_align.word_vectors(tv).words) == expected
+    assert worst >= 0.999, f"token cosine {worst:.6f}"
+
+
+def test_a_keeping_embedder_hands_its_token_vectors_to_the_judge(tmp_path: Path) -> None:
+    texts = ["Deploys run from the release branch.", "  Tag releases after the deploy. "]
+    local.forget_tokens()
+    local.LocalEmbedder().encode(texts)
+    assert local._kept.items == {}  # the default embedder keeps nothing
+    keeping = local.LocalEmbedder(keep_tokens=True)
+    keeping.encode(texts)
+    kept = dict(local._kept.items)
+    assert sorted(kept) == sorted(t.strip() for t in texts)
+    got = local.token_vectors(texts)
+    assert [g is kept[t.strip()] for g, t in zip(got, texts, strict=True)] == [True, True]
+    assert local._kept.items == {}  # handed out once; the judge caches its own words
+    again = local.token_vectors(texts)  # not kept any more: run again, same vectors
+    assert [a is g for a, g in zip(again, got, strict=True)] == [False, False]
+    for a, g in zip(again, got, strict=True):
+        np.testing.assert_allclose(a.vectors, g.vectors, atol=1e-5)
+
+
+def test_the_judge_needs_no_torch(tmp_path: Path) -> None:
+    """The classifier's word vectors come from ONNX Runtime: torch is never imported, nor what
+    the default install leaves out (onnx: the graph is written by onnx_proto; huggingface_hub:
+    tokenizers reads the packaged tokenizer.json), even with a graph built afresh."""
+    import subprocess
+    import sys
+
+    cache = tmp_path / "cache"
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from memsieve.embedders import local\n"
+        f"local.LocalEmbedder(cache=Path({str(cache)!r})).warm_up()\n"
+        "from memsieve.gate.judge_classifier import classifier_judge\n"
+        "judge = classifier_judge()\n"
+        "words = judge.encoder.encode(['The billing service retries twice.'])[0]\n"
+        "assert not words.lexical and words.vectors.shape[1] == 384, words\n"
+        "heavy = ('torch', 'sentence_transformers', 'transformers', 'onnx', 'huggingface_hub')\n"
+        "heavy = [m for m in heavy if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
 def test_order_and_batching_do_not_change_vectors(embedder: local.LocalEmbedder) -> None:
     texts = _paws_texts(70)  # more than one run batch, mixed lengths
     together = embedder.encode(texts)
@@ -86,7 +172,6 @@ def test_order_and_batching_do_not_change_vectors(embedder: local.LocalEmbedder)
 
 
 def test_graph_built_once_into_the_cache(tmp_path: Path) -> None:
-    pytest.importorskip("onnx")
     cache = tmp_path / "cache"
     first = local.graph_path(cache)
     assert first.parent == cache and first.suffix == ".onnx"
@@ -108,6 +193,11 @@ def test_settings_reach_the_embedder(tmp_path: Path) -> None:
     default = from_settings(Settings.from_env({"MEMSIEVE_EMBEDDER": "local"}))
     assert isinstance(default, local.LocalEmbedder)
     assert default.threads == 0  # every usable core, resolved when the session loads
+    assert default.keep_tokens is False  # the guards judge needs no token vectors
+    judged = from_settings(
+        Settings.from_env({"MEMSIEVE_EMBEDDER": "local", "MEMSIEVE_JUDGE": "classifier"})
+    )
+    assert isinstance(judged, local.LocalEmbedder) and judged.keep_tokens is True
     assert default.cache == Path("~/.cache/memsieve").expanduser()
     env = {
         "MEMSIEVE_EMBEDDER": "local",

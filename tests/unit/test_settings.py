@@ -147,7 +147,9 @@ ENVIRON_ALLOWED = {
     # Sets (setdefault) the tokenizers library's own variable before it loads.
     "worker/embedders/local.py": "TOKENIZERS_PARALLELISM for tokenizers",
     # Builds the environment of the processes it starts (worker, Flower), from settings.
-    "worker/cli/service.py": "environment of child processes",
+    "worker/cli/supervise.py": "environment of child processes",
+    # The worker command hands the same environment to Celery's pool children.
+    "worker/cli/service.py": "environment of the worker's pool children",
 }
 
 

@@ -32,6 +32,7 @@ import html
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from urllib.parse import unquote_plus
 
 from memsieve.capture import lookalikes, patterns, prose
@@ -267,6 +268,16 @@ def redact(text: str, findings: Sequence[SecretFinding] | None = None) -> str:
     return "[REDACTED:unscannable]" if found else text
 
 
+# Fields this short (namespaces, tags, agent and session names) repeat from event to
+# event: their findings are remembered, per process, for the most recent few thousand.
+SHORT = 64
+
+
+@lru_cache(maxsize=4096)
+def _find_short(text: str) -> tuple[SecretFinding, ...]:
+    return tuple(find_secrets(text))
+
+
 def scan_fields(fields: Sequence[tuple[str, str]]) -> dict[str, list[SecretFinding]]:
     """Findings per field name, including secrets split across neighbouring fields.
 
@@ -277,7 +288,12 @@ def scan_fields(fields: Sequence[tuple[str, str]]) -> dict[str, list[SecretFindi
     present = [(name, text) for name, text in fields if text]
     # No secret fits in a few characters; short fields (a namespace, a tag) still count
     # through the seams below.
-    out = {name: find_secrets(text) if len(text) >= 8 else [] for name, text in present}
+    out = {
+        name: (list(_find_short(text)) if len(text) <= SHORT else find_secrets(text))
+        if len(text) >= 8
+        else []
+        for name, text in present
+    }
     for (na, a), (nb, b) in zip(present, present[1:], strict=False):
         # A token cut in two: the token characters that end one field and start the next.
         tail = _TOKEN_END.search(a[-SEAM:])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import getpass
 import json
 import sys
 from dataclasses import replace
@@ -26,6 +28,42 @@ def resolve(settings: Settings, need_db: bool = True, need_redis: bool = True) -
         db = db or state.get("database_url")
         redis_url = redis_url or state.get("redis_url")
     return replace(settings, database_url=db, redis_url=redis_url, broker_url=broker or redis_url)
+
+
+def open_store(settings: Settings) -> Any:
+    """A one-connection Store on the configured database (or the embedded one)."""
+    from memsieve.store.postgres import Store
+
+    settings = resolve(settings, need_redis=False)
+    return Store(settings.database_url or "", max_size=1)
+
+
+def add_change_args(p: argparse.ArgumentParser, reason: str = "why, kept in the record") -> None:
+    """--reason, --actor, --json: the arguments of a command that changes the history."""
+    p.add_argument("--reason", help=reason)
+    p.add_argument("--actor", help="who, kept in the record (default: your user name)")
+    p.add_argument("--json", action="store_true")
+
+
+def actor(args: argparse.Namespace) -> str:
+    """Who makes a change from the command line: --actor, else the user name."""
+    return str(args.actor or f"{getpass.getuser()} (cli)")
+
+
+def show(result: Any, as_json: bool) -> int:
+    """Print a history result (its .to_dict() as JSON, or its .text) and succeed."""
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        say(result.text)
+    return 0
+
+
+def refuse(exc: Exception, as_json: bool) -> int:
+    """A change refused with a reason: said on stderr (and as {"refused": ...} in JSON)."""
+    if as_json:
+        emit_json({"refused": str(exc)})
+    return fail(str(exc), 1)
 
 
 def _default(o: Any) -> Any:

@@ -9,25 +9,16 @@ open ones; `resolve ID --winner newer|older|MEMORY_ID` hides the loser behind th
 from __future__ import annotations
 
 import argparse
-import getpass
-from typing import Any
 
-from memsieve.cli.common import emit_json, fail, resolve, say
+from memsieve.cli.common import actor, add_change_args, emit_json, open_store, refuse, say, show
 from memsieve.settings import Settings
-
-
-def _store(settings: Settings) -> Any:
-    from memsieve.store.postgres import Store
-
-    settings = resolve(settings, need_redis=False)
-    return Store(settings.database_url or "", max_size=1)
 
 
 def cmd_conflicts(settings: Settings, args: argparse.Namespace) -> int:
     from memsieve.history import conflicts
     from memsieve.history.format import fmt_ts, quote
 
-    found = conflicts.open_conflicts(_store(settings), args.namespace)
+    found = conflicts.open_conflicts(open_store(settings), args.namespace)
     if args.json:
         emit_json([c.to_dict() for c in found])
         return 0
@@ -52,18 +43,12 @@ def _text(heading: str, content: str) -> str:
 def cmd_resolve(settings: Settings, args: argparse.Namespace) -> int:
     from memsieve.history import conflicts
 
-    actor = args.actor or f"{getpass.getuser()} (cli)"
+    store = open_store(settings)
     try:
-        done = conflicts.resolve(_store(settings), args.id, args.winner, actor, args.reason)
+        done = conflicts.resolve(store, args.id, args.winner, actor(args), args.reason)
     except conflicts.ResolveRefused as exc:
-        if args.json:
-            emit_json({"refused": str(exc)})
-        return fail(str(exc), 1)
-    if args.json:
-        emit_json(done.to_dict())
-    else:
-        say(done.text)
-    return 0
+        return refuse(exc, args.json)
+    return show(done, args.json)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -78,7 +63,5 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--winner", required=True, help="newer, older, or the memory id of the one that holds"
     )
-    p.add_argument("--reason", help="why, kept with the conflict")
-    p.add_argument("--actor", help="who, kept in the record (default: your user name)")
-    p.add_argument("--json", action="store_true")
+    add_change_args(p, reason="why, kept with the conflict")
     p.set_defaults(func=cmd_resolve)

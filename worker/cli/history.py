@@ -7,63 +7,39 @@ memsieve.history, the same API an agent calls in Python.
 from __future__ import annotations
 
 import argparse
-import getpass
-from typing import Any
 
 from memsieve import errors
-from memsieve.cli.common import emit_json, fail, resolve, say
+from memsieve.cli.common import actor, add_change_args, fail, open_store, refuse, show
 from memsieve.settings import Settings
-
-
-def _store(settings: Settings) -> Any:
-    from memsieve.store.postgres import Store
-
-    settings = resolve(settings, need_redis=False)
-    return Store(settings.database_url or "", max_size=1)
 
 
 def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
     from memsieve.history import lineage
 
-    lin = lineage.lineage(_store(settings), args.memory_id)
+    lin = lineage.lineage(open_store(settings), args.memory_id)
     if lin is None:
         return fail(f"no memory with id {args.memory_id}", 1)
-    if args.json:
-        emit_json(lin.to_dict())
-    else:
-        say(lin.text)
-    return 0
+    return show(lin, args.json)
 
 
 def cmd_explain(settings: Settings, args: argparse.Namespace) -> int:
     from memsieve.history import explain
 
     try:
-        found = explain.explain(_store(settings), args.id, args.namespace)
+        found = explain.explain(open_store(settings), args.id, args.namespace)
     except errors.PermanentError as exc:
         return fail(str(exc), 1)
-    if args.json:
-        emit_json(found.to_dict())
-    else:
-        say(found.text)
-    return 0
+    return show(found, args.json)
 
 
 def cmd_revert(settings: Settings, args: argparse.Namespace) -> int:
     from memsieve.history import revert
 
-    actor = args.actor or f"{getpass.getuser()} (cli)"
     try:
-        done = revert.revert(_store(settings), args.id, actor=actor, reason=args.reason)
+        done = revert.revert(open_store(settings), args.id, actor=actor(args), reason=args.reason)
     except revert.RevertRefused as exc:
-        if args.json:
-            emit_json({"refused": str(exc)})
-        return fail(str(exc), 1)
-    if args.json:
-        emit_json(done.to_dict())
-    else:
-        say(done.text)
-    return 0
+        return refuse(exc, args.json)
+    return show(done, args.json)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -91,7 +67,5 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "or undo a revert (rev-N)",
     )
     p.add_argument("id", help="the memory whose write superseded another, or a revision like rev-3")
-    p.add_argument("--reason", help="why, kept in the record")
-    p.add_argument("--actor", help="who, kept in the record (default: your user name)")
-    p.add_argument("--json", action="store_true")
+    add_change_args(p)
     p.set_defaults(func=cmd_revert)

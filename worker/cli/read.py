@@ -70,25 +70,14 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_events(settings: Settings, args: argparse.Namespace) -> int:
     store, _ = _store(settings)
-    where, params = ["TRUE"], []
-    if args.namespace:
-        where.append("namespace = %s")
-        params.append(args.namespace)
-    if args.status:
-        where.append("status = %s")
-        params.append(args.status)
-    if args.event_id:
-        # With the rows of later payloads that reused this id (reason event_id_reused).
-        where.append("(event_id = %s OR reused_id = %s)")
-        params += [args.event_id, args.event_id]
-    params.append(args.limit)
-    rows = store.query(
-        "SELECT event_id, namespace, kind, status, decision, reason, detail, memory_id::text,"
-        " distance, attempts, received_at, finished_at FROM events WHERE "
-        + " AND ".join(where)  # only fixed fragments; values are parameters
-        + " ORDER BY received_at DESC, event_id LIMIT %s",
-        params,
-    )
+    if args.event_id and not args.namespace:
+        # Event ids are per namespace: an id tenants share is not listed across them.
+        from memsieve.history.explain import AmbiguousEvent
+
+        shared = len(store.event_namespaces(args.event_id))
+        if shared > 1:
+            return fail(str(AmbiguousEvent(args.event_id, shared)), 1)
+    rows = store.list_events(args.namespace, args.status, args.event_id, args.limit)
     if args.json:
         emit_json(rows)
         return 0
@@ -104,18 +93,7 @@ def cmd_events(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
     store, _ = _store(settings)
-    rows = store.query(
-        "SELECT coalesce(namespace, '-') AS namespace, status,"
-        " coalesce(decision, reason, '-') AS outcome, count(*)::int AS n FROM events"
-        " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
-    )
-    live = store.query(
-        "SELECT m.namespace, count(*) FILTER (WHERE m.deleted_at IS NULL)::int AS live,"
-        " count(*)::int AS total, coalesce(max(c.n), 0)::int AS open_conflicts"
-        " FROM memories m LEFT JOIN (SELECT namespace, count(*) AS n FROM memory_conflicts"
-        " WHERE closed_at IS NULL GROUP BY 1) c ON c.namespace = m.namespace"
-        " GROUP BY 1 ORDER BY 1"
-    )
+    rows, live = store.event_stats(), store.memory_stats()
     if args.json:
         out: dict[str, Any] = {"events": rows, "memories": live}
         if settings.metrics_hash_namespaces:

@@ -29,13 +29,13 @@ log = logging.getLogger("memsieve.consumer")
 
 def describe_payload(payload: Any) -> str:
     """Counts, namespaces and the first event id of a capture payload; no text."""
-    from memsieve.flow.pipeline import _given_namespace, event_id_for
+    from memsieve import ids
 
     items = payload if isinstance(payload, list) else [payload]
     # Only well-formed namespaces that hold no secret: anything else is producer text.
-    namespaces = sorted({ns for ns in map(_given_namespace, items) if ns})
+    namespaces = sorted({ns for ns in map(ids.given_namespace, items) if ns})
     ns = ",".join(namespaces)[:80]
-    first = event_id_for(items[0]) if items else "-"
+    first = ids.event_id_for(items[0]) if items else "-"
     return f"[{len(items)} event(s) ns={ns} first={first}]"
 
 

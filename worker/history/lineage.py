@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from memsieve.history.format import fmt_ts, is_uuid, short
+from memsieve.store import queries as q
 from memsieve.store.postgres import Store
-from psycopg.rows import dict_row
 
 
 # -- results --------------------------------------------------------------------------------------
@@ -115,51 +115,24 @@ class Recalled:
     distance: float
 
 
-# -- queries --------------------------------------------------------------------------------------
-_COMPONENT = """
-WITH RECURSIVE comp(id) AS (
-    SELECT %(id)s::uuid
-    UNION
-    SELECT CASE WHEN r.newer_id = c.id THEN r.older_id ELSE r.newer_id END
-    FROM memory_revisions r JOIN comp c ON r.newer_id = c.id OR r.older_id = c.id
-    WHERE r.kind = 'supersede'
-)
-SELECT m.id::text AS memory_id, m.namespace, m.kind, m.heading, m.content, m.created_at,
-       m.deleted_at, m.event_id, m.agent, m.decision
-FROM memories m JOIN comp ON m.id = comp.id
-ORDER BY m.created_at, m.id
-"""
-
-
+# -- reads ----------------------------------------------------------------------------------------
 def lineage(store: Store, memory_id: str) -> Lineage | None:
     """The whole supersede history around `memory_id`, or None if there is no such memory."""
     if not is_uuid(memory_id):
         return None
-    with store.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+    with store.reading() as cur:
         return lineage_in(cur, memory_id)
 
 
 def lineage_in(cur: Any, memory_id: str) -> Lineage | None:
     """`lineage` on a dict_row cursor the caller holds (one connection per request)."""
-    cur.execute(_COMPONENT, {"id": memory_id})
-    rows = cur.fetchall()
+    rows = q.all(cur, "lineage_component", {"id": memory_id})
     if not rows:
         return None
     ids = [r["memory_id"] for r in rows]
-    cur.execute(
-        "SELECT id AS revision, kind, newer_id::text, older_id::text, at, actor, reason,"
-        " event_id, undoes FROM memory_revisions WHERE newer_id = ANY(%s::uuid[])"
-        " ORDER BY at, id",
-        (ids,),
-    )
-    steps = [Step(**r) for r in cur.fetchall()]
-    cur.execute(
-        "SELECT memory_id::text, live_from, live_to FROM memory_liveness"
-        " WHERE memory_id = ANY(%s::uuid[]) ORDER BY live_from",
-        (ids,),
-    )
+    steps = [Step(**r) for r in q.all(cur, "lineage_steps", (ids,))]
     intervals: dict[str, list[tuple[datetime, datetime | None]]] = {}
-    for r in cur.fetchall():
+    for r in q.all(cur, "lineage_intervals", (ids,)):
         intervals.setdefault(r["memory_id"], []).append((r["live_from"], r["live_to"]))
 
     links: dict[str, Link] = {}
@@ -191,13 +164,7 @@ def lineage_in(cur: Any, memory_id: str) -> Lineage | None:
                 number=n,
             )
         )
-    cur.execute(
-        "SELECT id, older_id::text, newer_id::text, judge, detail, opened_at, closed_at,"
-        " closed_how, loser_id::text FROM memory_conflicts"
-        " WHERE older_id = ANY(%s::uuid[]) OR newer_id = ANY(%s::uuid[]) ORDER BY opened_at, id",
-        (ids, ids),
-    )
-    conflicts = cur.fetchall()
+    conflicts = q.all(cur, "lineage_conflicts", {"ids": ids})
     return Lineage(
         memory_id, rows[0]["namespace"], versions, steps, list(links.values()), conflicts
     )
@@ -214,28 +181,13 @@ def recall_as_of(
     if as_of.tzinfo is None:
         raise ValueError("as_of must be timezone-aware")
     vec = np.asarray(vector, dtype=np.float32)
-    with store.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(
-            "SELECT m.id::text AS memory_id, m.kind, m.heading, m.content, m.tags, m.created_at,"
-            " l.live_from, l.live_to, (m.embedding <=> %(v)s)::float8 AS distance"
-            " FROM memories m JOIN memory_liveness l ON l.memory_id = m.id"
-            " WHERE m.namespace = %(ns)s AND m.embedding_model = %(model)s"
-            " AND l.live_from <= %(t)s AND (l.live_to IS NULL OR l.live_to > %(t)s)"
-            " ORDER BY m.embedding <=> %(v)s, m.id LIMIT %(k)s",
-            {"v": vec, "ns": namespace, "model": model, "t": as_of, "k": k},
-        )
-        return [Recalled(**r) for r in cur.fetchall()]
+    params = {"v": vec, "ns": namespace, "model": model, "t": as_of, "k": k}
+    return [Recalled(**r) for r in store.rows("recall_as_of", params)]
 
 
 def live_as_of(store: Store, namespace: str, as_of: datetime) -> list[dict[str, Any]]:
     """Every memory live in `namespace` at `as_of`, oldest first: what the agent believed."""
-    return store.query(
-        "SELECT m.id::text AS memory_id, m.kind, m.heading, m.content, m.created_at"
-        " FROM memories m JOIN memory_liveness l ON l.memory_id = m.id"
-        " WHERE m.namespace = %(ns)s AND l.live_from <= %(t)s"
-        " AND (l.live_to IS NULL OR l.live_to > %(t)s) ORDER BY m.created_at, m.id",
-        {"ns": namespace, "t": as_of},  # type: ignore[arg-type]
-    )
+    return store.live_as_of(namespace, as_of)
 
 
 # -- plain text -------------------------------------------------------------------------------------

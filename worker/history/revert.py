@@ -35,8 +35,8 @@ from typing import Any
 import psycopg
 from memsieve import errors
 from memsieve.history.format import fmt_ts, is_uuid, quote, short
+from memsieve.store import queries as q
 from memsieve.store.postgres import Store
-from psycopg.rows import dict_row
 
 _REVISION = re.compile(r"^(?:rev-)?(\d{1,18})$")
 
@@ -62,33 +62,23 @@ class RevertResult:
         return asdict(self)
 
 
-def _lock(cur: psycopg.Cursor[Any], namespace: str) -> None:
-    # The same key as Store.write_batch: reverts and gate writes of a namespace serialise.
-    cur.execute(
-        "SELECT pg_advisory_xact_lock(hashtextextended('memsieve:ns:' || %s, 0))", (namespace,)
-    )
-
-
 def _resolve(store: Store, target: str) -> tuple[str, str, int | None]:
     """(namespace, newer memory id, revision id asked for or None)."""
     target = target.strip()
     m = _REVISION.match(target)
     if m:
-        rows = store.query(
-            "SELECT namespace, newer_id::text FROM memory_revisions WHERE id = %s",
-            (int(m.group(1)),),
-        )
-        if not rows:
+        link = store.revision_link(int(m.group(1)))
+        if link is None:
             raise RevertRefused(f"no revision rev-{m.group(1)}")
-        return rows[0]["namespace"], rows[0]["newer_id"], int(m.group(1))
+        return link[0], link[1], int(m.group(1))
     if not is_uuid(target):
         raise RevertRefused(
             f"{target!r} is neither a memory id (a UUID) nor a revision id (like rev-12)"
         )
-    rows = store.query("SELECT namespace FROM memories WHERE id = %s", (target,))
-    if not rows:
+    namespace = store.memory_namespace(target)
+    if namespace is None:
         raise RevertRefused(f"no memory with id {target}")
-    return rows[0]["namespace"], target, None
+    return namespace, target, None
 
 
 def revert(
@@ -100,18 +90,9 @@ def revert(
 ) -> RevertResult:
     """Undo the supersede made by memory `target`'s write, or undo revision `target`."""
     namespace, newer_id, asked = _resolve(store, target)
-    with (
-        store.pool.connection() as conn,
-        conn.transaction(),
-        conn.cursor(row_factory=dict_row) as cur,
-    ):
-        _lock(cur, namespace)
-        cur.execute(
-            "SELECT id, kind, older_id::text, at FROM memory_revisions WHERE newer_id = %s"
-            " ORDER BY id",
-            (newer_id,),
-        )
-        steps = cur.fetchall()
+    # The write path's lock: a revert and a gate decision of a namespace never interleave.
+    with store.locked(namespace) as cur:
+        steps = q.all(cur, "revert_steps", (newer_id,))
         if not steps:
             raise RevertRefused(
                 f"memory {newer_id} did not supersede anything (its write inserted a new row), "
@@ -130,8 +111,7 @@ def revert(
                 f"rev-{latest['id']} ({latest['kind']}), revert that one instead"
             )
         if at is None:
-            cur.execute("SELECT memsieve_now() AS now")
-            at = cur.fetchone()["now"]  # type: ignore[index]
+            at = q.one(cur, "now")["now"]
         elif at.tzinfo is None:
             raise ValueError("at must be timezone-aware")
         if at < latest["at"]:
@@ -140,14 +120,8 @@ def revert(
                 f"(rev-{latest['id']} at {fmt_ts(latest['at'])})"
             )
         # The liveness trigger reads the same clock, so the interval and the log agree exactly.
-        cur.execute("SELECT set_config('memsieve.now', %s, true)", (at.isoformat(),))
-        cur.execute(
-            "SELECT id::text AS memory_id, heading, content, content_hash, deleted_at,"
-            " supersedes::text AS supersedes FROM memories WHERE id = ANY(%s::uuid[])"
-            " ORDER BY id FOR UPDATE",
-            ([newer_id, older_id],),
-        )
-        rows = {r["memory_id"]: r for r in cur.fetchall()}
+        q.execute(cur, "set_now", (at.isoformat(),))
+        rows = {r["memory_id"]: r for r in q.all(cur, "lock_pair", ([newer_id, older_id],))}
         newer, older = rows[newer_id], rows[older_id]
         if latest["kind"] == "revert":
             kind = "unrevert"
@@ -155,12 +129,8 @@ def revert(
         else:
             kind = "revert"
             _revive(cur, namespace, newer, older)
-        cur.execute(
-            "INSERT INTO memory_revisions (kind, namespace, newer_id, older_id, at, actor, reason,"
-            " undoes) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-            (kind, namespace, newer_id, older_id, at, actor, reason, latest["id"]),
-        )
-        revision = cur.fetchone()["id"]  # type: ignore[index]
+        params = (kind, namespace, newer_id, older_id, at, actor, reason, latest["id"])
+        revision = q.one(cur, "record_revision", params)["id"]
     label_old = f"memory {short(older_id)} ({quote(older['heading'] + ': ' + older['content'])})"
     label_new = f"memory {short(newer_id)} ({quote(newer['heading'] + ': ' + newer['content'])})"
     if kind == "revert":
@@ -187,12 +157,7 @@ def _revive(
             f"memory {older['memory_id']} is not hidden behind memory {newer['memory_id']}; "
             f"nothing to revert"
         )
-    cur.execute(
-        "SELECT id::text, created_at FROM memories WHERE namespace = %s AND content_hash = %s"
-        " AND deleted_at IS NULL",
-        (namespace, older["content_hash"]),
-    )
-    twin = cur.fetchone()
+    twin = q.one(cur, "live_twin", (namespace, older["content_hash"]))
     if twin is not None:
         # Invariant 1. The text is not lost: the live twin holds exactly these bytes.
         raise RevertRefused(
@@ -201,15 +166,8 @@ def _revive(
             f"two live copies of one text in the namespace. Nothing was changed, and the text "
             f"is already recalled through memory {twin['id']}"
         )
-    cur.execute(
-        "UPDATE memories SET supersedes = NULL WHERE id = %s AND supersedes = %s",
-        (newer["memory_id"], older["memory_id"]),
-    )
-    cur.execute(
-        "UPDATE memories SET deleted_at = NULL WHERE id = %s AND deleted_at IS NOT NULL",
-        (older["memory_id"],),
-    )
-    if cur.rowcount != 1:  # pragma: no cover - guarded by the row lock above
+    q.execute(cur, "unlink", (newer["memory_id"], older["memory_id"]))
+    if q.execute(cur, "revive", (older["memory_id"],)) != 1:  # pragma: no cover - row locked
         raise errors.TransientError("revert touched no row; retry")
 
 
@@ -221,8 +179,7 @@ def _rehide(
     at: datetime,
 ) -> None:
     if older["deleted_at"] is not None:
-        cur.execute("SELECT id::text FROM memories WHERE supersedes = %s", (older["memory_id"],))
-        hider = cur.fetchone()
+        hider = q.one(cur, "hider_of", (older["memory_id"],))
         by = f" by memory {hider['id']}" if hider else ""
         raise RevertRefused(
             f"cannot undo the revert: memory {older['memory_id']} has since been superseded{by}; "
@@ -234,16 +191,9 @@ def _rehide(
             f"cannot undo the revert: memory {newer['memory_id']} now supersedes memory "
             f"{newer['supersedes']}, and a memory replaces at most one other"
         )
-    cur.execute(
-        "UPDATE memories SET deleted_at = %s WHERE id = %s AND deleted_at IS NULL",
-        (at, older["memory_id"]),
-    )
-    if cur.rowcount != 1:  # pragma: no cover - guarded by the row lock above
+    if q.execute(cur, "hide", (at, older["memory_id"])) != 1:  # pragma: no cover - row locked
         raise errors.TransientError("unrevert touched no row; retry")
     try:
-        cur.execute(
-            "UPDATE memories SET supersedes = %s WHERE id = %s AND supersedes IS NULL",
-            (older["memory_id"], newer["memory_id"]),
-        )
+        q.execute(cur, "relink", (older["memory_id"], newer["memory_id"]))
     except psycopg.errors.UniqueViolation:  # pragma: no cover - the check above comes first
         raise RevertRefused("cannot undo the revert: it would fork the chain") from None

@@ -9,34 +9,25 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 # Imported here, in the main thread, before any tool thread runs: detect_secrets (under
 # memsieve.capture) has circular imports that fail when two threads import it at once.
-import psycopg
-import psycopg_pool
 from memsieve import client, embedders, errors
-from memsieve.app import configure
 from memsieve.capture import secrets
-from memsieve.cli.common import dumps, resolve
-from memsieve.cli.service import _child_env
-from memsieve.flow.pipeline import LedgerRef, ledger_ref
+from memsieve.cli.common import dumps
 from memsieve.history import explain as explain_mod
 from memsieve.history import lineage
 from memsieve.history.format import is_uuid, parse_time
-from memsieve.ops.services import EmbeddedServices
-from memsieve.settings import Settings
-from memsieve.store.postgres import Store
+from memsieve.ids import LedgerRef, ledger_ref
+from memsieve.mcp.stack import Scope, Stack, ToolRefusal
+
+__all__ = ["MAX_K", "MAX_WAIT", "Backend", "Scope", "ToolRefusal"]
 
 log = logging.getLogger("memsieve.mcp")
 
@@ -46,154 +37,10 @@ MAX_K = 50
 POLL = 0.2
 
 
-class ToolRefusal(Exception):
-    """A call the server answers with a tool error: the message is safe to show (no value
-    the caller sent)."""
-
-
-@dataclass(frozen=True)
-class Scope:
-    """The namespaces one server instance may read and write; nothing else is reachable."""
-
-    namespaces: tuple[str, ...]
-
-    def __post_init__(self) -> None:
-        if not self.namespaces:
-            raise errors.ConfigError("memsieve mcp needs at least one --namespace")
-
-    def pick(self, namespace: str | None) -> str:
-        """The namespace a call means: the one given (if in scope), or the only one."""
-        if namespace is None or namespace == "":
-            if len(self.namespaces) == 1:
-                return self.namespaces[0]
-            raise ToolRefusal(
-                "namespace is required: this server serves " + ", ".join(self.namespaces)
-            )
-        if namespace not in self.namespaces:
-            raise ToolRefusal(
-                "namespace is outside this server's scope; it serves " + ", ".join(self.namespaces)
-            )
-        return namespace
-
-    def allows(self, namespace: str | None) -> bool:
-        return namespace is not None and namespace in self.namespaces
-
-
 @dataclass
-class Backend:
-    """Capture, recall, history and explain for one scope, against one settings object.
-
-    `ready()` fills in the service URLs on first use: configured ones win, else the embedded
-    PostgreSQL and Redis under MEMSIEVE_HOME are started (as every CLI command does), and
-    with worker="auto" a `memsieve worker` is started when none answers a ping.
-    """
-
-    settings: Settings
-    scope: Scope
-    worker: str = "auto"  # auto | yes | no
-    agent: str = "mcp"
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _embed_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _resolved: Settings | None = field(default=None, repr=False)
-    _store: Any = field(default=None, repr=False)
-    _client: Any = field(default=None, repr=False)
-    _embedder: Any = field(default=None, repr=False)
-    _worker_proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
-    _started_at: float | None = field(default=None, repr=False)
-    notice: str | None = field(default=None, repr=False)
-
-    # -- the stack ---------------------------------------------------------------------------
-    def ready(self) -> Settings:
-        """Resolved settings, starting what is missing (once; later calls return at once)."""
-        if self._resolved is not None:
-            return self._resolved
-        with self._lock:
-            if self._resolved is not None:
-                return self._resolved
-            t0 = time.monotonic()
-            try:
-                self._resolved = self._bring_up()
-            except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
-                log.error("database not reachable: %s", type(exc).__name__)
-                raise ToolRefusal(
-                    f"memsieve's database is not reachable ({type(exc).__name__}); the next "
-                    "call tries again (see the server's log, or `memsieve up`)"
-                ) from None
-            except errors.ConfigError as exc:
-                raise ToolRefusal(f"memsieve is not configured: {exc}") from None
-            took = time.monotonic() - t0
-            if took > 1.0:
-                self.notice = f"memsieve started its services for this server ({took:.1f} s)"
-            return self._resolved
-
-    def _bring_up(self) -> Settings:
-        services = EmbeddedServices(self.settings.home)
-        embedded = not self.settings.database_url and not services.pg.running()
-        settings = resolve(self.settings)
-        store = Store(settings.database_url or "", max_size=2)
-        try:
-            store.migrate()
-        except BaseException:
-            store.close()
-            raise
-        self._store = store
-        if self.worker == "yes" or (self.worker == "auto" and not self._worker_answers(settings)):
-            self._start_worker(settings)
-        if embedded:
-            log.info("started the embedded PostgreSQL and Redis under %s", self.settings.home)
-        return settings
-
-    def _worker_answers(self, settings: Settings) -> bool:
-        try:
-            replies = configure(replace(settings)).control.ping(timeout=1.0)
-        except Exception:  # noqa: BLE001 - no answer is the answer
-            return False
-        return bool(replies)
-
-    def _start_worker(self, settings: Settings) -> None:
-        logdir = Path(settings.home) / "logs"
-        logdir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        out = open(logdir / "mcp-worker.log", "ab")
-        # Never on our stdout: over stdio that is the protocol stream.
-        self._worker_proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "memsieve.cli.main",
-                "worker",
-                f"--concurrency={settings.concurrency}",
-                f"--hostname=mcp-{os.getpid()}@%h",
-            ],
-            env=_child_env(settings),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        out.close()
-        log.info("started a worker (pid %d) for this MCP server", self._worker_proc.pid)
-
-    def close(self) -> None:
-        """Stop the worker this server started (warm shutdown), close connections. The
-        embedded services stay up, as after any CLI command (`memsieve down` stops them)."""
-        proc, self._worker_proc = self._worker_proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
-        if self._client is not None:
-            self._client.close()
-        if self._store is not None:
-            self._store.close()
-
-    def _with_notice(self, out: dict[str, Any]) -> dict[str, Any]:
-        if self.notice:
-            out["notice"] = self.notice
-            self.notice = None  # said once, on the first call that had to wait
-        return out
+class Backend(Stack):
+    """Capture, recall, history and explain for one scope, against one settings object
+    (the stack it runs on, started on first use: memsieve.mcp.stack)."""
 
     # -- capture -----------------------------------------------------------------------------
     def remember(
@@ -255,12 +102,7 @@ class Backend:
         namespace, and a payload that reused an id is answered with its own row."""
         keys = [ref.event_id] + ([ref.reused_id] if ref.reused_id else [])
         while True:
-            rows = self._store.query(
-                "SELECT event_id, status, decision, reason, detail, reused_id,"
-                " memory_id::text AS memory_id, supersedes::text AS supersedes, payload_hash"
-                " FROM events WHERE ns_key = %s AND event_id = ANY(%s)",
-                (ref.namespace, keys),
-            )
+            rows = self._store.ledger_outcomes(ref.namespace, keys)
             by = {r["event_id"]: r for r in rows}
             row = ref.own_row(
                 by.get(ref.event_id), by.get(ref.reused_id) if ref.reused_id else None
@@ -292,16 +134,6 @@ class Backend:
         contradicts), on a store that records them (memory_conflicts); else []."""
         if not memory_id:
             return []
-        if not self._store.query("SELECT to_regclass('memory_conflicts') IS NOT NULL AS ok")[0][
-            "ok"
-        ]:
-            return []
-        rows = self._store.query(
-            "SELECT id AS conflict_id, older_id::text AS older_id, newer_id::text AS newer_id,"
-            " detail FROM memory_conflicts WHERE closed_at IS NULL"
-            " AND (older_id = %s OR newer_id = %s) ORDER BY opened_at, id",
-            (memory_id, memory_id),
-        )
         return [
             {
                 "conflict_id": r["conflict_id"],
@@ -309,7 +141,7 @@ class Backend:
                 "this_is": "older" if r["older_id"] == memory_id else "newer",
                 "detail": r["detail"],
             }
-            for r in rows
+            for r in self._store.memory_open_conflicts(memory_id)
         ]
 
     # -- reading -----------------------------------------------------------------------------
@@ -390,28 +222,17 @@ class Backend:
         if namespace:
             self.scope.pick(namespace)  # refuses a namespace outside the scope
         self.ready()
-        rows = []
-        if is_uuid(id):
-            rows = self._store.query("SELECT namespace FROM memories WHERE id = %s", (id,))
-        if rows:
+        owner = self._store.memory_namespace(id) if is_uuid(id) else None
+        if owner is not None:
             # A memory id is global: explained only if it (and its chain) is in scope.
-            if not self.scope.allows(rows[0]["namespace"]) or (
-                namespace and rows[0]["namespace"] != namespace
-            ):
+            if not self.scope.allows(owner) or (namespace and owner != namespace):
                 raise missing
-            where: str | None = rows[0]["namespace"]
+            where: str | None = owner
         else:
             # Event ids are per namespace: only the events of this scope are looked at,
             # another tenant's event of the same id is neither shown nor mentioned.
             wanted = [namespace] if namespace else list(self.scope.namespaces)
-            keys = [
-                r["ns_key"]
-                for r in self._store.query(
-                    "SELECT DISTINCT ns_key FROM events WHERE event_id = %s"
-                    " AND ns_key = ANY(%s) ORDER BY ns_key",
-                    (id, wanted),
-                )
-            ]
+            keys = self._store.event_namespaces(id, among=wanted)
             if not keys:
                 raise missing
             if len(keys) > 1:

@@ -21,7 +21,8 @@ from memsieve.flow import embed
 from memsieve.ops.backfill import Item, Summary, ledger_rows, unique
 from memsieve.schemas import events as ev
 from memsieve.settings import Settings
-from memsieve.store.postgres import Store, _configure
+from memsieve.store.connect import _configure
+from memsieve.store.postgres import Store
 
 
 class _OneConnection:

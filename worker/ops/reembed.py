@@ -27,7 +27,9 @@ from memsieve import errors
 from memsieve.embedders.base import Embedder
 from memsieve.flow import embed
 from memsieve.schemas.events import memory_text
+from memsieve.store import dberrors
 from memsieve.store.postgres import Store
+from memsieve.store.queries import QUERIES
 
 log = logging.getLogger("memsieve.reembed")
 
@@ -47,13 +49,7 @@ class ReembedResult:
 def _pending_rows(
     conn: psycopg.Connection, model: str, limit: int, skip: set[str] | None = None
 ) -> list[tuple[str, str, str, str]]:
-    return conn.execute(
-        "SELECT m.id::text, m.heading, m.content, m.content_hash FROM memories m"
-        " WHERE NOT EXISTS (SELECT 1 FROM reembed_staging s"
-        "                   WHERE s.memory_id = m.id AND s.model = %s)"
-        " AND NOT (m.id::text = ANY(%s)) ORDER BY m.id LIMIT %s",
-        (model, sorted(skip or ()), limit),
-    ).fetchall()
+    return conn.execute(QUERIES["reembed_todo"], (model, sorted(skip or ()), limit)).fetchall()
 
 
 def _stage(
@@ -75,11 +71,7 @@ def _stage(
             continue
         staged.append((mid, embedder.model, embedder.dims, np.asarray(out, dtype=np.float32)))
     with conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO reembed_staging (memory_id, model, dims, embedding) VALUES (%s,%s,%s,%s)"
-            " ON CONFLICT (memory_id, model) DO NOTHING",
-            staged,
-        )
+        cur.executemany(QUERIES["reembed_stage"], staged)
     return len(staged), refused
 
 
@@ -92,16 +84,12 @@ def reembed(
     """Re-embed every memory with `embedder` and switch the store to it atomically."""
     bound = store.bound_embedder()
     source = bound["model"] if bound else None
-    with psycopg.connect(store.url, autocommit=True) as conn:
+    with dberrors.mapped(), psycopg.connect(store.url, autocommit=True) as conn:
         from pgvector.psycopg import register_vector
 
         register_vector(conn)
-        total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]  # type: ignore[index]
-        already = conn.execute(
-            "SELECT count(*) FROM reembed_staging s JOIN memories m ON m.id = s.memory_id"
-            " WHERE s.model = %s",
-            (embedder.model,),
-        ).fetchone()[0]  # type: ignore[index]
+        total = conn.execute(QUERIES["memory_count"]).fetchone()[0]  # type: ignore[index]
+        already = conn.execute(QUERIES["reembed_staged_count"], (embedder.model,)).fetchone()[0]  # type: ignore[index]
         done, refused_ids = already, set[str]()
         if progress:
             progress(done, total)
@@ -132,7 +120,7 @@ def _cut_over(conn: psycopg.Connection, store: Store, embedder: Embedder) -> int
     with conn.transaction():
         # Waits for every write transaction in flight (they hold this row FOR SHARE) and
         # holds new ones until the switch is committed.
-        conn.execute("SELECT value FROM store_meta WHERE key = 'embedder' FOR UPDATE")
+        conn.execute(QUERIES["bound_embedder_for_update"])
         stragglers = 0
         while True:
             rows = _pending_rows(conn, embedder.model, 256)
@@ -142,16 +130,8 @@ def _cut_over(conn: psycopg.Connection, store: Store, embedder: Embedder) -> int
             if refused:
                 raise errors.PermanentError("a memory written during the move cannot be embedded")
             stragglers += staged
-        conn.execute(
-            "UPDATE memories m SET embedding = s.embedding, embedding_model = s.model,"
-            " embedding_dims = s.dims FROM reembed_staging s"
-            " WHERE s.memory_id = m.id AND s.model = %s",
-            (embedder.model,),
-        )
-        conn.execute(
-            "INSERT INTO store_meta (key, value) VALUES ('embedder', %s)"
-            " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-            (json.dumps({"model": embedder.model, "dims": embedder.dims}),),
-        )
-        conn.execute("DELETE FROM reembed_staging WHERE model = %s", (embedder.model,))
+        conn.execute(QUERIES["reembed_switch"], (embedder.model,))
+        binding = json.dumps({"model": embedder.model, "dims": embedder.dims})
+        conn.execute(QUERIES["rebind_embedder"], (binding,))
+        conn.execute(QUERIES["reembed_clear"], (embedder.model,))
     return stragglers

@@ -14,13 +14,9 @@ from typing import Any
 import numpy as np
 import psycopg
 from memsieve.gate import vectors
+from memsieve.store.queries import QUERIES
 
 _COLUMNS = "id::text, kind, heading, content, content_hash, embedding"
-# An index-only scan of memories_live_ns.
-COUNT_LIVE = (
-    "SELECT count(*) FROM memories"
-    " WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s"
-)
 
 
 def _vec(emb: Any) -> np.ndarray:
@@ -28,12 +24,7 @@ def _vec(emb: Any) -> np.ndarray:
 
 
 def load_all(cur: psycopg.Cursor[Any], namespace: str, model: str, dims: int) -> vectors.LiveSet:
-    cur.execute(
-        f"SELECT {_COLUMNS} FROM memories"  # noqa: S608 - constant column list
-        " WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s",
-        (namespace, model),
-        binary=True,
-    )
+    cur.execute(QUERIES["live_rows"], (namespace, model), binary=True)
     rows, vecs = [], []
     for mid, kind, heading, content, chash, emb in cur.fetchall():
         rows.append(vectors.Row(mid, kind, heading, content, chash))
@@ -84,7 +75,7 @@ def fits(
     not filed again, so its next batch counts)."""
     if cache.peek(namespace, model) is not None:
         return True
-    cur.execute(COUNT_LIVE, (namespace, model))
+    cur.execute(QUERIES["count_live"], (namespace, model))
     row = cur.fetchone()
     return cache.fits(int(row[0]) if row else 0, dims)
 

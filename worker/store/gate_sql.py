@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import psycopg
 from memsieve.gate import vectors
+from memsieve.store.queries import QUERIES
 
 
 def load_nearest(
@@ -39,9 +40,7 @@ def load_nearest(
 
     if todo:
         cur.execute(
-            "SELECT id::text, kind, heading, content, content_hash, embedding FROM memories"
-            " WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s"
-            " AND content_hash = ANY(%s)",
+            QUERIES["live_twins"],
             (namespace, model, [ev.content_hash for ev, _ in todo]),
             binary=True,
         )
@@ -49,9 +48,7 @@ def load_nearest(
     for _, vec in todo:
         v = np.asarray(vec, dtype=np.float32)
         cur.execute(
-            "SELECT id::text, kind, heading, content, content_hash, embedding FROM memories"
-            " WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s"
-            " ORDER BY embedding <=> %b LIMIT %s",
+            QUERIES["nearest_live"],
             (namespace, model, v, k),
             binary=True,
         )

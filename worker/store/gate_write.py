@@ -30,35 +30,14 @@ from memsieve import errors
 from memsieve.gate import batch, vectors
 from memsieve.gate.decide import Candidate
 from memsieve.store import gate_load, gate_sql
+from memsieve.store.queries import QUERIES
 from memsieve.store.rows import Outcome
 
-INSERT_MEMORY = (
-    "INSERT INTO memories (id, namespace, kind, heading, content, tags, content_hash,"
-    " embedding, embedding_model, embedding_dims, supersedes, event_id, agent, session,"
-    " occurred_at, decision)"
-    " VALUES (%s,%s,%s,%s,%s,%s,%s,%b,%s,%s,%s,%s,%s,%s,%s,%s)"
-)
-HIDE_SUPERSEDED = (
-    "UPDATE memories m SET deleted_at = n.created_at FROM memories n"
-    " WHERE n.id = ANY(%s::uuid[]) AND m.id = n.supersedes AND m.deleted_at IS NULL"
-    " RETURNING m.id"
-)
-# The new row's created_at is the conflict's opening time.
-OPEN_CONFLICT = (
-    "INSERT INTO memory_conflicts (namespace, older_id, newer_id, event_id, verdict, judge,"
-    " score, detail, distance, opened_at)"
-    " SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, created_at FROM memories WHERE id = %s"
-)
-OPEN_CONFLICT_MEMBERS = (
-    "SELECT older_id::text FROM memory_conflicts WHERE namespace = %s AND closed_at IS NULL"
-    " UNION SELECT newer_id::text FROM memory_conflicts WHERE namespace = %s"
-    " AND closed_at IS NULL"
-)
-FINISH_EVENT = (
-    "UPDATE events SET status = 'written', decision = %s, memory_id = %s, supersedes = %s,"
-    " distance = %s, reason = %s, decision_record = %s, updated_at = clock_timestamp(),"
-    " finished_at = clock_timestamp() WHERE ns_key = %s AND event_id = %s"
-)
+INSERT_MEMORY = QUERIES["insert_memory"]
+HIDE_SUPERSEDED = QUERIES["hide_superseded"]
+OPEN_CONFLICT = QUERIES["open_conflict"]
+OPEN_CONFLICT_MEMBERS = QUERIES["open_conflict_members"]
+FINISH_EVENT = QUERIES["finish_event"]
 
 
 # A namespace too large for the cache costs, per batch, either one load of every row or
@@ -70,7 +49,7 @@ SQL_MAX_EVENTS = 10
 
 
 def namespace_version(cur: psycopg.Cursor[Any], namespace: str) -> int:
-    cur.execute("SELECT version FROM namespace_versions WHERE namespace = %s", (namespace,))
+    cur.execute(QUERIES["namespace_version"], (namespace,))
     row = cur.fetchone()
     return int(row[0]) if row else 0
 
@@ -87,12 +66,7 @@ def _outside_targets(
         target = ev.target_memory
         if not target or target in live.by_id:
             continue
-        cur.execute(
-            "SELECT id::text, kind, heading, content, content_hash,"
-            " (embedding <=> %b)::float8 FROM memories"
-            " WHERE id = %s AND namespace = %s AND deleted_at IS NULL",
-            (np.asarray(vec, np.float32), target, namespace),
-        )
+        cur.execute(QUERIES["outside_target"], (np.asarray(vec, np.float32), target, namespace))
         row = cur.fetchone()
         if row is not None:
             out[ev.event_id] = Candidate(*row)
@@ -114,11 +88,7 @@ def write_batch(
     cached between batches; a namespace larger than the cache's budget goes to "sql") or
     "sql" (`memsieve.store.gate_sql`, one exact query per event)."""
     model, dims = config.model, config.dims
-    cur.execute(
-        "SELECT event_id, status, memory_id::text FROM events"
-        " WHERE ns_key = %s AND event_id = ANY(%s) ORDER BY event_id FOR UPDATE",
-        (namespace, [ev.event_id for ev, _ in items]),
-    )
+    cur.execute(QUERIES["lock_batch_events"], (namespace, [ev.event_id for ev, _ in items]))
     status = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
     version = namespace_version(cur, namespace)
     todo = [(ev, vec) for ev, vec in items if status.get(ev.event_id, ("", None))[0] == "pending"]
@@ -218,7 +188,7 @@ def apply(
         for ids, how in ((updating, "update"), (superseding, "")):
             if not ids:
                 continue
-            cur.execute("SELECT set_config('memsieve.close_how', %s, true)", (how,))
+            cur.execute(QUERIES["set_close_how"], (how,))
             cur.execute(HIDE_SUPERSEDED, (ids,))
             hidden = len(cur.fetchall())
             if hidden != len(ids):

@@ -8,6 +8,7 @@ from importlib import resources
 
 import psycopg
 from memsieve.constants import ADVISORY_MIGRATIONS
+from memsieve.store.queries import QUERIES
 
 log = logging.getLogger("memsieve.migrations")
 _NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
@@ -33,20 +34,14 @@ def migrate(conn: psycopg.Connection) -> list[str]:
     applied_now: list[str] = []
     with conn.transaction():
         # Serialise concurrent migrators (two workers starting together).
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (ADVISORY_MIGRATIONS,))
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            " version integer PRIMARY KEY, name text NOT NULL,"
-            " applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+        conn.execute(QUERIES["migrations_lock"], (ADVISORY_MIGRATIONS,))
+        conn.execute(QUERIES["migrations_table"])
+        done = {r[0] for r in conn.execute(QUERIES["migrations_done"])}
         for version, name, sql in available():
             if version in done:
                 continue
             conn.execute(sql)  # type: ignore[arg-type]  # trusted file from the package
-            conn.execute(
-                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (version, name)
-            )
+            conn.execute(QUERIES["migration_applied"], (version, name))
             applied_now.append(name)
             log.info("applied migration %s", name)
     return applied_now

@@ -12,11 +12,7 @@ from typing import Any
 
 import numpy as np
 import psycopg
-
-RECALL_COLUMNS = (
-    "id::text AS memory_id, kind, heading, content, tags, created_at,"
-    " (embedding <=> %s)::float8 AS distance"
-)
+from memsieve.store import queries
 
 
 def mark_conflicts(
@@ -27,24 +23,14 @@ def mark_conflicts(
     ids = [r["memory_id"] for r in rows]
     if not ids:
         return rows
-    cur.execute(
-        "SELECT id, older_id::text AS older_id, newer_id::text AS newer_id, detail"
-        " FROM memory_conflicts WHERE closed_at IS NULL"
-        " AND (older_id = ANY(%s::uuid[]) OR newer_id = ANY(%s::uuid[])) ORDER BY opened_at, id",
-        (ids, ids),
-    )
-    found = cur.fetchall()
+    found = queries.all(cur, "recall_open_conflicts", {"ids": ids})
     if not found:
         return rows
     by_id = {r["memory_id"]: r for r in rows}
     missing = sorted({c["newer_id"] for c in found} - by_id.keys())
     if missing:
-        cur.execute(
-            f"SELECT {RECALL_COLUMNS} FROM memories"  # noqa: S608 - a constant
-            " WHERE id = ANY(%s::uuid[]) AND deleted_at IS NULL AND embedding_model = %s",
-            (vec, missing, model),
-        )
-        for r in cur.fetchall():
+        params = {"v": vec, "ids": missing, "model": model}
+        for r in queries.all(cur, "recall_by_ids", params):
             r["conflicts"] = []
             by_id[r["memory_id"]] = r
     newer_of: dict[str, list[str]] = {}
