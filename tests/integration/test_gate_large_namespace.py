@@ -14,6 +14,8 @@ from memsieve.settings import Settings
 from memsieve.store import gate_write
 from memsieve.store.postgres import Store
 
+from tests.support import db
+
 # 1 MiB holds 490 live rows of 384 d (vectors.live_set_nbytes); 700 are well past it.
 CACHE_MB = 1
 BASE = 700
@@ -69,7 +71,8 @@ def run(pipe: Pipeline, ns: str) -> list[tuple[Any, ...]]:
     pipe.flush(ns)
     pipe.accept(later(ns))
     pipe.flush(ns)
-    rows = pipe.store.query(
+    rows = db.query(
+        pipe.store,
         "SELECT e.event_id, e.status, e.decision, e.reason, e.distance, old.event_id AS old"
         " FROM events e LEFT JOIN memories old ON old.id = e.supersedes"
         " WHERE e.ns_key = %s ORDER BY e.event_id",
