@@ -23,7 +23,7 @@ import time
 
 from memsieve.embedders.hashing import HashingEmbedder
 from memsieve.gate import guards, thresholds
-from memsieve.schemas import events as ev
+from memsieve.schemas import memory
 from memsieve.store.postgres import InboxEvent, Store
 
 from bench import harness
@@ -51,7 +51,7 @@ def one_run(svc: harness.Services, events: list[dict], batch: int) -> tuple[floa
     work = []
     for ns in sorted({e["namespace"] for e in events}):
         pending = store.claim_pending(ns, 100_000)
-        vecs = emb.embed([ev.memory_text(p.heading, p.content) for p in pending])
+        vecs = emb.embed([memory.memory_text(p.heading, p.content) for p in pending])
         work.append((ns, list(zip(pending, vecs, strict=True))))
     gs = tuple(guards.default_guards())
 

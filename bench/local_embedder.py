@@ -29,7 +29,7 @@ import psycopg
 from memsieve import constants
 from memsieve.app import configure
 from memsieve.embedders import local
-from memsieve.schemas.events import memory_text
+from memsieve.schemas.memory import memory_text
 from memsieve.settings import Settings
 
 from bench import harness

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from memsieve.schemas.memory import memory_text
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 # Bounds are deliberately generous for lessons and hard for abuse: a lesson is a
@@ -177,18 +178,6 @@ class CaptureEvent(BaseModel):
         if self.tags or self.reasoning or self.supersedes:
             parts += ["\x1e".join(self.tags), "r" if self.reasoning else "", self.supersedes or ""]
         return derive_event_id(*parts)
-
-
-def memory_text(heading: str, content: str) -> str:
-    """A memory's one text: heading, a blank line, content. What is embedded, what the
-    content hash covers, and what the gate's guards analyse (a blank line ends a sentence
-    there, memsieve.gate.text)."""
-    return f"{heading}\n\n{content}"
-
-
-def content_hash(heading: str, content: str) -> str:
-    """sha256 of the exact UTF-8 bytes: only byte-identical text merges."""
-    return hashlib.sha256(memory_text(heading, content).encode("utf-8")).hexdigest()
 
 
 def derive_event_id(*parts: str) -> str:

@@ -2,72 +2,34 @@
 
     . .venv/bin/activate && python scripts/train_judge.py [--out worker/gate/data/judge_classifier.json]
 
-Training data (never the frozen test splits, never PAWS test):
+Training data (never a held-out split, never PAWS test), read by scripts/judge_cv.py:
   - tests/data/eval_pairs.jsonl (the team's tuning set);
-  - PAWS-Wiki dev (../shared/data/paws/paws_wiki_dev.tsv; Zhang, Baldridge and He, NAACL 2019,
-    data by Google LLC);
-  - /work/evalsets/train3.jsonl when present (three-way labels).
+  - tests/data/gate_pairs_frozen_test.jsonl (measured once as a test split; training since);
+  - tests/data/gate_pairs_train4.jsonl (three-way labels, written from category descriptions);
+  - every second pair of PAWS-Wiki dev (weight 0.15; Zhang, Baldridge and He, NAACL 2019,
+    data by Google LLC).
 
-Only pairs the judge would see are used: cosine distance under the embedder's threshold and
-no hard veto (numbers, identifiers, dates). Two logistic regressions (numpy, Newton steps with
-an L2 penalty): P(same) over every such pair, and P(update | not same) over the pairs with a
-three-way label. The decision cut of P(same) is the smallest that keeps supersede precision
->= --target on each training source in 5-fold cross-validation.
+Only pairs the judge sees are used: cosine distance under the embedder's threshold. Two small
+perceptrons (scikit-learn at training time; the judge runs them in numpy) or, with
+`--model logistic`, two logistic regressions (numpy): P(same) over the pairs no hard guard
+vetoes, and P(update | not same) over the three-way pairs that are not the same fact. The cut
+of P(same) is the smallest whose out-of-fold supersede precision (grouped k-fold: pairs sharing
+a text stay in one fold) reaches --target over the three-way sources together and 0.90 on
+PAWS; the cut of P(update) finds 90 % of the updates out of fold.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import hashlib
 import json
-import pickle
 import sys
-from dataclasses import dataclass
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-
-@dataclass
-class Ex:
-    a: str
-    b: str
-    label: str  # same | update | different
-    source: str
-    category: str
-    three_way: bool
-
-
-def load_jsonl(path: Path, source: str) -> list[Ex]:
-    out = []
-    for line in path.open(encoding="utf-8"):
-        if not line.strip():
-            continue
-        o = json.loads(line)
-        if o.get("correction"):
-            continue  # a correction naming its target never reaches the judge
-        if "label" in o:
-            label, three = str(o["label"]).lower(), True
-        else:
-            cat = o.get("category", "")
-            label = "same" if o["same"] else ("update" if cat == "update" else "different")
-            three = cat == "update" or bool(o["same"])
-        out.append(Ex(o["a"], o["b"], label, source, o.get("category", ""), three))
-    return out
-
-
-def load_paws(path: Path) -> list[Ex]:
-    out = []
-    with path.open(newline="", encoding="utf-8") as fh:
-        for rec in csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
-            if len(rec) == 4 and rec[3].strip() in ("0", "1"):
-                same = rec[3].strip() == "1"
-                out.append(Ex(rec[1], rec[2], "same" if same else "different", "paws", "", False))
-    return out
+sys.path.insert(0, str(ROOT / "scripts"))
 
 
 def fit_logistic(
@@ -99,11 +61,6 @@ def fit_logistic(
 
 def predict(x: np.ndarray, beta: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-(x @ beta)))
-
-
-# Features are computed (and cached) for every pair under this distance, so that training
-# for another threshold up to it needs no new forward passes.
-FEATURE_WINDOW = 0.6
 
 
 class Fitted:
@@ -156,149 +113,173 @@ class Fitted:
         }
 
 
+# Sources whose labels are three-way (an update is labelled as such).
+THREE_WAY_SOURCES = ("eval", "frozen1", "train4")
+# Supersede precision each source must keep (out of fold) for a cut of P(same) to be chosen.
+TARGETS = {"paws": 0.90}
+
+
+def choose_same_cut(p: np.ndarray, y: np.ndarray, src: np.ndarray, target: float) -> float:
+    """The smallest cut of P(same) whose precision reaches the target on every source."""
+    for c in np.arange(0.30, 0.99, 0.01):
+        ok = True
+        for s in set(src):
+            m = (src == s) & (p >= c)
+            if m.sum() and y[m].mean() < TARGETS.get(s, target):
+                ok = False
+        if ok:
+            return float(round(c, 2))
+    return 0.99
+
+
+def choose_update_cut(p: np.ndarray, is_update: np.ndarray, share: float = 0.9) -> float:
+    """The highest cut of P(update | not same) that finds `share` of the updates: an update left
+    as a silent second row is worse than a spurious conflict (both rows stay live)."""
+    cut = 0.5
+    for c in np.arange(0.5, 0.04, -0.05):
+        cut = float(round(c, 2))
+        if not is_update.any() or (p[is_update] >= c).mean() >= share:
+            break
+    return cut
+
+
+def fit_heads(
+    kind: str,
+    x: np.ndarray,
+    label: np.ndarray,
+    hard: np.ndarray,
+    w: np.ndarray,
+    three: np.ndarray,
+    l2: float = 1.0,
+) -> tuple[Fitted, Fitted | None]:
+    """P(same) over the pairs no hard guard vetoes; P(update | not same) over the three-way
+    pairs that are not the same fact (hard-vetoed ones included: a changed number is often an
+    update)."""
+    m = ~hard
+    same = Fitted(kind, x[m], (label[m] == "same").astype(np.float64), w[m], l2)
+    mu = three & (label != "same")
+    yu = (label[mu] == "update").astype(np.float64)
+    upd = None
+    if mu.sum() >= 20 and 0 < yu.sum() < len(yu):
+        upd = Fitted(kind, x[mu], yu, np.ones(int(mu.sum())), l2, hidden=8)
+    return same, upd
+
+
+# P(update) of a pair an update rule decides (above any cut; left out when choosing the cut).
+RULED = 2.0
+
+
+def cross_validate(
+    name: str, items: list, judged: list[int], inputs: list, encoder: object,
+    folds: np.ndarray, k: int, rule: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Out-of-fold P(same) (0 where a hard guard vetoes) and P(update | not same) of classifier
+    `name` for the judged pairs (`items[judged[n]]` <-> `inputs[n]`)."""
+    from memsieve.gate.guards import default_guards
+    from memsieve.gate.judge_classifier import alignments, features_from
+
+    kind = "logistic" if name.startswith("logistic") else "mlp"
+    rule = rule and not name.endswith("-norule")
+    feats = features_from(inputs, alignments(inputs, encoder), default_guards())  # type: ignore[arg-type]
+    x = np.stack([f.values for f in feats])
+    hard = np.array([bool(f.hard_vetoes) for f in feats])
+    label = np.array([items[i].label for i in judged])
+    src = np.array([items[i].source for i in judged])
+    w = np.array([items[i].weight for i in judged])
+    three = np.isin(src, THREE_WAY_SOURCES)
+    fold = folds[judged]
+    p_same = np.zeros(len(judged))
+    p_upd = np.zeros(len(judged))
+    for f in range(k):
+        tr = fold != f
+        same, upd = fit_heads(kind, x[tr], label[tr], hard[tr], w[tr], three[tr])
+        te = ~tr
+        p_same[te] = np.where(hard[te], 0.0, same.p(x[te]))
+        p_upd[te] = upd.p(x[te]) if upd is not None else 0.0
+    if rule:  # the shape rules of ClassifierJudge, as it applies them
+        from memsieve.gate import judge_features, value_change
+
+        for n, ((inc, cand), f) in enumerate(zip(inputs, feats, strict=True)):
+            if judge_features.reverses_rule(f):
+                p_same[n] = 0.0
+            if value_change.one_value_changed(
+                inc, cand, f.hard_vetoes + f.soft_vetoes
+            ) or judge_features.changes_a_value(f):
+                p_upd[n] = RULED
+    return p_same, p_upd
+
+
+def cuts_for(
+    p_same: np.ndarray, p_upd: np.ndarray, label: np.ndarray, src: np.ndarray, target: float
+) -> tuple[float, float]:
+    """The cut of P(same) whose supersede precision over the three-way sources together reaches
+    `target` (PAWS: 0.90), and the cut of P(update) finding 90 % of the updates."""
+    y = (label == "same").astype(np.float64)
+    three = np.isin(src, THREE_WAY_SOURCES)
+    pooled = np.where(three, "three", src)
+    cut = choose_same_cut(p_same, y, pooled, target)
+    not_same = three & (label != "same") & (p_upd < RULED)
+    return cut, choose_update_cut(p_upd[not_same], label[not_same] == "update")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(ROOT / "worker/gate/data/judge_classifier.json"))
     ap.add_argument("--paws-dev", default=str(ROOT.parent / "shared/data/paws/paws_wiki_dev.tsv"))
-    ap.add_argument("--train3", default="/work/evalsets/train3.jsonl")
-    ap.add_argument("--target", type=float, default=0.95)
-    ap.add_argument("--paws-weight", type=float, default=0.15)
-    ap.add_argument("--cache-dir", default="/tmp")
     ap.add_argument("--paws-every", type=int, default=2, help="use every Nth PAWS dev pair")
-    ap.add_argument(
-        "--features-version",
-        default="4",
-        help="part of the feature cache's key: change it after changing how features, "
-        "guards or alignment are computed",
-    )
+    ap.add_argument("--target", type=float, default=0.95)
+    ap.add_argument("--cache-dir", default="/tmp")
+    ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--l2", type=float, default=1.0)
-    ap.add_argument(
-        "--threshold", type=float, default=None, help="the gate's distance threshold to train for"
-    )
     ap.add_argument("--model", choices=("mlp", "logistic"), default="mlp")
     args = ap.parse_args()
 
-    from memsieve.embedders.local import LocalEmbedder
-    from memsieve.gate import judge_align, judge_features
+    import judge_cv
+    from memsieve.gate import judge_features, thresholds
     from memsieve.gate.guards import default_guards
     from memsieve.gate.judge_classifier import alignments, features_from, pair_inputs
-    from memsieve.gate.thresholds import threshold_for
-    from memsieve.ops.calibrate import Pair, cosine_distances
 
-    data = load_jsonl(ROOT / "tests/data/eval_pairs.jsonl", "eval")
-    data += load_paws(Path(args.paws_dev))[:: args.paws_every]
-    if Path(args.train3).exists():
-        data += load_jsonl(Path(args.train3), "train3")
-    counts = {s: sum(e.source == s for e in data) for s in ("eval", "paws", "train3")}
-    print(f"{len(data)} training pairs", counts)
-    embedder = LocalEmbedder()
-    threshold = args.threshold or threshold_for(embedder.model, "pattern")
-    # Distances and token alignments are cached by the training data's content (the forward
-    # passes take minutes); features, guards included, are computed from them on every run.
-    digest = hashlib.sha256(
-        json.dumps([(e.a, e.b) for e in data]).encode() + args.features_version.encode()
-    ).hexdigest()[:16]
-    cache = Path(args.cache_dir) / f"memsieve-judge-alignments-{digest}.pkl"
-    if cache.exists():
-        dist, near, aligned = pickle.loads(cache.read_bytes())
-    else:
-        dist = cosine_distances([Pair(e.a, e.b, e.label == "same") for e in data], embedder)
-        near = [i for i, d in enumerate(dist) if d < FEATURE_WINDOW]
-        encoder = judge_align.MiniLMTokenEncoder(cache_size=100_000)
-        aligned = alignments(pair_inputs([(data[i].a, data[i].b, dist[i]) for i in near]), encoder)
-        cache.write_bytes(pickle.dumps((dist, near, aligned)))
-    inputs = pair_inputs([(data[i].a, data[i].b, dist[i]) for i in near])
-    feats = features_from(inputs, aligned, default_guards())
-    by_index = dict(zip(near, feats, strict=True))
-    keep = [
-        i for i, f in zip(near, feats, strict=True) if not f.hard_vetoes and dist[i] < threshold
+    items = judge_cv.load_items(args.paws_every, Path(args.paws_dev), [])
+    model, dist, words = judge_cv.embed_and_encode(items, Path(args.cache_dir))
+    folds = judge_cv.fold_of(judge_cv.groups(items), args.folds)
+    print(f"{len(items)} training pairs", {s: sum(i.source == s for i in items) for s in
+          dict.fromkeys(i.source for i in items)})  # fmt: skip
+    judged = [
+        i
+        for i, it in enumerate(items)
+        if it.a != it.b and dist[i] < thresholds.threshold_for(model, it.kind)
     ]
-    by_index = dict(zip(near, feats, strict=True))
-    x = np.stack([by_index[i].values for i in keep])
-    y = np.array([data[i].label == "same" for i in keep], dtype=np.float64)
-    src = np.array([data[i].source for i in keep])
-    w = np.where(src == "paws", args.paws_weight, 1.0)
-    print(f"{len(keep)} pairs reach the judge; same {int(y.sum())}")
+    inputs = pair_inputs([(items[i].a, items[i].b, float(dist[i])) for i in judged])
+    encoder = judge_cv.CachedEncoder(words)
+    name = "logistic" if args.model == "logistic" else "classifier"
+    p_same, p_upd = cross_validate(name, items, judged, inputs, encoder, folds, args.folds)
+    label = np.array([items[i].label for i in judged])
+    src = np.array([items[i].source for i in judged])
+    cut, update_cut = cuts_for(p_same, p_upd, label, src, args.target)
+    print(f"cut p(same) {cut:.2f} (out-of-fold), cut p(update) {update_cut:.2f}")
 
-    # 5-fold cross-validated P(same), for the cut and an honest training-time estimate.
-    rng = np.random.default_rng(15)
-    fold = rng.integers(0, 5, len(keep))
-    oof = np.zeros(len(keep))
-    for k in range(5):
-        tr = fold != k
-        oof[~tr] = Fitted(args.model, x[tr], y[tr], w[tr], args.l2).p(x[~tr])
-    cut = None
-    for c in np.arange(0.30, 0.99, 0.01):
-        ok = True
-        for s in set(src):
-            m = (src == s) & (oof >= c)
-            if m.sum() and y[m].mean() < (args.target if s != "paws" else 0.90):
-                ok = False
-        if ok:
-            cut = float(round(c, 2))
-            break
-    cut = cut if cut is not None else 0.9
-    for s in sorted(set(src)):
-        m = src == s
-        pred = oof[m] >= cut
-        tp = float((pred & (y[m] == 1)).sum())
-        print(
-            f"cv {s:7s} cut {cut:.2f}: precision {tp / max(1, pred.sum()):.3f}"
-            f" recall-within-judge {tp / max(1, y[m].sum()):.3f}  n={m.sum()}"
-        )
-    model_same = Fitted(args.model, x, y, w, args.l2)
-
-    # P(update | not same) on the three-way pairs that are not the same fact.
-    # Hard-vetoed pairs included: a changed number is often an update.
-    three = [
-        i for i in near if data[i].three_way and data[i].label != "same" and dist[i] < threshold
-    ]
-    beta_update = None
-    update_cut = 0.5
-    if len(three) >= 20:
-        xu = np.stack([by_index[i].values for i in three])
-        yu = np.array([data[i].label == "update" for i in three], dtype=np.float64)
-        if 0 < yu.sum() < len(yu):
-            fu = rng.integers(0, 5, len(three))
-            oofu = np.zeros(len(three))
-            for k in range(5):
-                tr = fu != k
-                oofu[~tr] = Fitted(
-                    args.model, xu[tr], yu[tr], np.ones(int(tr.sum())), args.l2, hidden=8
-                ).p(xu[~tr])
-            # An update left as a silent second row is worse than a spurious conflict (both
-            # rows stay live either way): the cut is the highest that finds >= 90 % of the
-            # updates in cross-validation.
-            update_cut = 0.5
-            for c in np.arange(0.5, 0.04, -0.05):
-                update_cut = float(round(c, 2))
-                if (oofu[yu == 1] >= c).mean() >= 0.9:
-                    break
-            acc_u = float(((oofu >= update_cut) == (yu == 1)).mean())
-            rec_u = float((oofu[yu == 1] >= update_cut).mean())
-            beta_update = Fitted(args.model, xu, yu, np.ones(len(three)), args.l2, hidden=8)
-            print(
-                f"update model on {len(three)} pairs ({int(yu.sum())} updates), cut {update_cut}: "
-                f"cv accuracy {acc_u:.3f}, update recall {rec_u:.3f}"
-            )
-
+    feats = features_from(inputs, alignments(inputs, encoder), default_guards())
+    x = np.stack([f.values for f in feats])
+    hard = np.array([bool(f.hard_vetoes) for f in feats])
+    w = np.array([items[i].weight for i in judged])
+    three = np.isin(src, THREE_WAY_SOURCES)
+    same, upd = fit_heads(args.model, x, label, hard, w, three, args.l2)
     out = {
-        "about": "memsieve gate pair classifier: logistic weights over "
+        "about": "memsieve gate pair classifier over "
         "memsieve.gate.judge_features.FEATURE_NAMES; trained by scripts/train_judge.py on "
-        "tests/data/eval_pairs.jsonl, PAWS-Wiki dev (Google LLC) and /work/evalsets/train3.jsonl",
+        "tests/data/eval_pairs.jsonl, gate_pairs_frozen_test.jsonl, gate_pairs_train4.jsonl "
+        "and PAWS-Wiki dev (Google LLC)",
         "features": list(judge_features.FEATURE_NAMES),
-        "same": model_same.to_obj(),
+        "same": same.to_obj(),
         "same_cut": cut,
-        "update": None if beta_update is None else beta_update.to_obj(),
+        "update": None if upd is None else upd.to_obj(),
         "update_cut": update_cut,
-        "threshold_model": embedder.model,
-        "training_pairs": len(keep),
+        "threshold_model": model,
+        "training_pairs": int((~hard).sum()),
+        "sources": dict(sorted(Counter(str(s) for s in src).items())),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-    if args.model == "logistic":
-        for name, v in zip(judge_features.FEATURE_NAMES, model_same.beta, strict=True):
-            print(f"  {name:24s} {v:+.3f}")
     print(f"wrote {args.out}")
     return 0
 

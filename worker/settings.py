@@ -138,9 +138,9 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "comma list of the namespaces `memsieve mcp` may use (when no --namespace is given)",
     ),
     "MEMSIEVE_JUDGE": (
-        "guards",
-        "judge of close pairs: guards (lexical guards; the default) | classifier (trained pair "
-        "classifier: fewer false supersedes, fewer rewordings caught, ~1.6x gate CPU)",
+        "classifier",
+        "judge of close pairs: classifier (trained pair classifier over token alignment and "
+        "guard signals; the default) | guards (lexical guards alone: more false supersedes)",
     ),
     "MEMSIEVE_JUDGE_LLM_MODEL": ("", "chat model of the optional LLM judge (unset: off)"),
     "MEMSIEVE_JUDGE_LLM_BASE_URL": (
@@ -325,7 +325,7 @@ class Settings:
     max_message_bytes: int = 16 * 1024 * 1024
     # The optional LLM judge of the gate (memsieve.judge_llm): off while the model is "".
     # MEMSIEVE_JUDGE: guards | classifier (docs/dedupe-quality.md has both measured).
-    judge: str = "guards"
+    judge: str = "classifier"
     judge_llm_model: str = ""
     judge_llm_base_url: str | None = None
     judge_llm_api_key: str = field(default="", repr=False)
@@ -437,7 +437,7 @@ class Settings:
             yield_to_live=_choice(env, "MEMSIEVE_YIELD_TO_LIVE", ("true", "false"), "true")
             == "true",
             max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
-            judge=_choice(env, "MEMSIEVE_JUDGE", ("guards", "classifier"), "guards"),
+            judge=_choice(env, "MEMSIEVE_JUDGE", ("guards", "classifier"), "classifier"),
             judge_llm_model=env.get("MEMSIEVE_JUDGE_LLM_MODEL", "").strip(),
             judge_llm_base_url=_url(env, "MEMSIEVE_JUDGE_LLM_BASE_URL", ("http", "https"))
             or _url(env, "MEMSIEVE_OPENAI_BASE_URL", ("http", "https")),

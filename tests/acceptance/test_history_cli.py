@@ -5,25 +5,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from datetime import datetime, timedelta
 from typing import Any
 
-from tests.support.paths import ROOT
+from tests.support import cli as support_cli
 
 STAGING = "The staging database listens on port 5433, behind the VPN."
 PROD = "The production database listens on port 5432, behind the bastion."
 
 
 def cli(env: dict[str, str], *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "memsieve.cli.main", *args],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = support_cli.run(env, *args)
     if ok:
         assert proc.returncode == 0, proc.stderr
     return proc

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from memsieve.ops.services import free_port
 
-from tests.support.up import Up, cli, enqueue, event, up_env, written
+from tests.support.cli import cli, enqueue, event, written
+from tests.support.up import Up, up_env
 from tests.support.workers import wait_until
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]

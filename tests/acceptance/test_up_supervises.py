@@ -9,7 +9,8 @@ from pathlib import Path
 
 from memsieve.cli.service import Supervised
 
-from tests.support.up import Up, enqueue, up_env, written
+from tests.support.cli import enqueue, written
+from tests.support.up import Up, up_env
 from tests.support.workers import wait_until
 
 

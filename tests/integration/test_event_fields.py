@@ -217,22 +217,9 @@ def test_property_every_event_of_a_message_ends_in_exactly_one_state(pipeline: A
 
 
 def _cli(env: dict[str, str], *args: str) -> Any:
-    import json
-    import subprocess
-    import sys
+    from tests.support.cli import cli
 
-    from tests.support.paths import ROOT
-
-    out = subprocess.run(
-        [sys.executable, "-m", "memsieve.cli.main", *args, "--json"],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
+    return cli(env, *args, "--json")
 
 
 def test_a_reused_event_id_is_recorded_with_both_payload_hashes(

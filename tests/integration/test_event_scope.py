@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ from memsieve.history import explain
 from memsieve.mcp.backend import Backend, Scope, ToolRefusal
 from memsieve.settings import Settings
 
-from tests.support.paths import ROOT
+from tests.support import cli as support_cli
 
 MINE = "Pin the base image of the fields service."
 THEIRS = "Tenant b rotates its signing key every Monday."
@@ -39,14 +38,7 @@ def _shared_id(pipeline: Any) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "memsieve.cli.main", *args],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return support_cli.run(env, *args)
 
 
 def test_events_of_a_shared_event_id_needs_its_namespace(

@@ -1,5 +1,5 @@
-"""The trained classifier judge (MEMSIEVE_JUDGE=classifier) with the real MiniLM model and
-the shipped weights.
+"""The trained classifier judge (the default, MEMSIEVE_JUDGE=classifier) with the real MiniLM
+model and the shipped weights.
 
 The issue's failure classes, each as a pair the gate used to supersede or veto wrongly, and
 floors on the training pairs (tests/data/eval_pairs.jsonl; the held-out splits are measured
@@ -53,13 +53,15 @@ def _verdicts(judge, embedder, pairs):  # type: ignore[no-untyped-def]
     return [j.verdict for j in judge(inputs)]
 
 
-def test_the_classifier_is_chosen_by_setting_and_the_guards_are_the_default(  # type: ignore[no-untyped-def]
+def test_the_classifier_is_the_default_and_the_guards_a_setting(  # type: ignore[no-untyped-def]
     judge, embedder
 ) -> None:
     from memsieve.settings import Settings
 
     assert judge.name == "classifier"
-    assert default_judge(Settings.from_env({}), embedder_model=embedder.model).name == "guards"
+    assert default_judge(Settings.from_env({}), embedder_model=embedder.model).name == "classifier"
+    guards = Settings.from_env({"MEMSIEVE_JUDGE": "guards"})
+    assert default_judge(guards, embedder_model=embedder.model).name == "guards"
 
 
 NOT_SAME = [
@@ -74,6 +76,15 @@ NOT_SAME = [
     ),
     # different facts about one subject
     ("The gateway's rate limit is per API key.", "The gateway's rate limit resets every minute."),
+    # sibling names of one family, values in swapped roles
+    (
+        "Errors go to the Sentry project web-frontend.",
+        "Errors go to the Sentry project web-backend.",
+    ),
+    (
+        "Port 8080 on the host maps to 80 in the container.",
+        "Port 80 on the host maps to 8080 in the container.",
+    ),
 ]
 
 
@@ -88,6 +99,9 @@ UPDATES = [
     ("The team uses Jest for frontend tests.", "The team has moved to Vitest for frontend tests."),
     ("Deploys run on Fridays.", "Deploys now run on Thursdays."),
     ("The API timeout is 30 seconds.", "The API timeout was raised to 60 seconds."),
+    # a lower-case tool swapped in the same slot; a rule reversed
+    ("Type-check the backend with mypy.", "Type-check the backend with pyright."),
+    ("Releases need a manual sign-off.", "Releases no longer need a manual sign-off."),
 ]
 
 
@@ -104,6 +118,8 @@ SAME = [
         "Use kebab-case when naming files in this repo.",
         "In this project, file names are written in kebab-case.",
     ),
+    # the README scenario's fifth rewording: "repo" and "project" align
+    ("In this repo, files are named in kebab-case.", "Name files with kebab-case in this project."),
 ]
 # Known misses, kept as two rows (docs/dedupe-quality.md): the guards no longer veto
 # "midnight" / "00:00", "not X" / "rather than X" or "30 minutes" / "half an hour", but the

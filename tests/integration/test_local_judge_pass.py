@@ -59,3 +59,31 @@ def test_every_text_runs_through_the_model_once(
         store, "SELECT decision_record::text AS r FROM events WHERE content = %s", (NEW,)
     )
     assert len(rows) == 1 and '"classifier"' in rows[0]["r"], rows
+
+
+def test_the_judge_keeps_the_words_of_every_text_the_flush_embedded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A memory written by this worker is a candidate later, after more texts than the
+    embedder keeps (512) went by: the judge took its token vectors in when it was next
+    asked, so it is not run through the model again."""
+    from memsieve.gate.judge_align import MiniLMTokenEncoder
+
+    local.forget_tokens()
+    keeping = local.LocalEmbedder(keep_tokens=True)
+    encoder = MiniLMTokenEncoder()
+    keeping.embed([OLD])
+    keeping.embed([f"Unrelated lesson number {i} about tea." for i in range(40)])
+    encoder.encode([NEW])  # a judge call of that flush: takes in everything kept so far
+    keeping.embed([f"Another lesson, {i} of many, about coffee." for i in range(600)])
+    runs: list[list[str]] = []
+    real = local._Runtime.encode
+
+    def spy(self: Any, texts: Any, tokens: bool = False) -> Any:
+        runs.append([str(t) for t in texts])
+        return real(self, texts, tokens)
+
+    monkeypatch.setattr(local._Runtime, "encode", spy)
+    (words,) = encoder.encode([OLD])
+    assert runs == []
+    assert "ledger" in words.words and words.vectors.shape[1] == 384

@@ -13,6 +13,7 @@ from memsieve.ops.reembed import reembed
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
+from tests.support import cli as support_cli
 from tests.support import db
 
 LESSONS = [
@@ -117,20 +118,9 @@ def test_reembed_is_resumable_and_switches_every_row_at_once(
 
 
 def test_reembed_cli_moves_the_store(env: dict[str, str], pipeline: Pipeline, store: Store) -> Any:
-    import subprocess
-    import sys
-
-    from tests.support.paths import ROOT
 
     _fill(pipeline)
-    out = subprocess.run(
-        [sys.executable, "-m", "memsieve.cli.main", "reembed", "--to", "hashing-v1-64", "--json"],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = support_cli.run(env, "reembed", "--to", "hashing-v1-64", "--json")
     assert out.returncode == 0, out.stderr
     assert '"target": "hashing-v1-64"' in out.stdout
     assert store.bound_embedder() == {"model": "hashing-v1-64", "dims": 64}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 from memsieve.ops.services import EmbeddedPostgres
-from memsieve.schemas.events import content_hash
+from memsieve.schemas.memory import content_hash
 from memsieve.store.postgres import InboxEvent, Pending, Store
 
 from tests.support import db

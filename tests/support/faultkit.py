@@ -29,7 +29,7 @@ from memsieve import constants
 from memsieve.embedders.hashing import HashingEmbedder
 from memsieve.gate import guards, thresholds
 from memsieve.gate.decide import Candidate, Incoming, decide
-from memsieve.schemas import events as ev
+from memsieve.schemas import memory
 from memsieve.store.postgres import Store
 
 from tests.support import db
@@ -115,7 +115,7 @@ def check_facts(n: int) -> None:
     facts = fact_pool(n)
 
     def vec(heading: str, content: str) -> np.ndarray:
-        return np.asarray(emb.embed([ev.memory_text(heading, content)])[0])
+        return np.asarray(emb.embed([memory.memory_text(heading, content)])[0])
 
     heads = []
     for heading, content in facts:
@@ -124,8 +124,8 @@ def check_facts(n: int) -> None:
         heads.append(vecs[0])
         for (a, va), (b, vb) in itertools.permutations(zip(vs, vecs, strict=True), 2):
             d = 1.0 - float(va @ vb)
-            cand = Candidate("m", "pattern", heading, b, ev.content_hash(heading, b), d)
-            inc = Incoming("ns", "pattern", heading, a, ev.content_hash(heading, a))
+            cand = Candidate("m", "pattern", heading, b, memory.content_hash(heading, b), d)
+            inc = Incoming("ns", "pattern", heading, a, memory.content_hash(heading, a))
             decision = decide(inc, [cand], threshold, rules)
             assert decision.action != "insert", (a, b, decision.reason)
     for va, vb in itertools.combinations(heads, 2):

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from memsieve.flow.pipeline import Pipeline
-from memsieve.schemas import events as ev
+from memsieve.schemas import memory
 
 
 def write_at(pipe: Pipeline, when: datetime, **event: Any) -> dict[str, Any]:
@@ -24,7 +24,7 @@ def write_at(pipe: Pipeline, when: datetime, **event: Any) -> dict[str, Any]:
     ns = accepted.namespace
     assert ns is not None
     pending = [p for p in pipe.store.claim_pending(ns, 100) if p.event_id == accepted.event_id]
-    vectors = pipe.embedder.embed([ev.memory_text(p.heading, p.content) for p in pending])
+    vectors = pipe.embedder.embed([memory.memory_text(p.heading, p.content) for p in pending])
     pipe.store.write_batch(
         ns,
         list(zip(pending, vectors, strict=True)),

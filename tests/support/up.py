@@ -4,14 +4,12 @@ a user would call beside it."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from memsieve.ops.services import free_port
 
@@ -91,48 +89,3 @@ class Up:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
-
-
-def cli(env: dict[str, str], *args: str) -> Any:
-    """Run `memsieve ARGS` in `env`; its parsed JSON with --json, else its output."""
-    out = subprocess.run(
-        [sys.executable, "-m", "memsieve.cli.main", *args],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout) if "--json" in args else out.stdout
-
-
-def enqueue(env: dict[str, str], content: str, heading: str = "File naming") -> str:
-    """`memsieve enqueue` one retro in namespace `demo`; its event id."""
-    ids = cli(
-        env,
-        "enqueue",
-        "--namespace",
-        "demo",
-        "--kind",
-        "retro",
-        "--heading",
-        heading,
-        "--content",
-        content,
-        "--json",
-    )
-    return str(ids[0])
-
-
-def event(env: dict[str, str], event_id: str) -> dict[str, Any]:
-    rows = cli(env, "events", "--event-id", event_id, "--json")
-    return rows[0] if rows else {}
-
-
-def written(env: dict[str, str], event_id: str) -> dict[str, Any]:
-    """The event's ledger row once it is written (fails after 180 s)."""
-    assert wait_until(
-        lambda: event(env, event_id).get("status") == "written", timeout=180, interval=0.5
-    )
-    return event(env, event_id)

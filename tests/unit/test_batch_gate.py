@@ -13,7 +13,7 @@ from memsieve.gate.batch import GateConfig, gate
 from memsieve.gate.decide import Candidate, Incoming
 from memsieve.gate.judge import Judgement, Verdict
 from memsieve.gate.vectors import LiveSet, Row
-from memsieve.schemas.events import content_hash
+from memsieve.schemas.memory import content_hash
 
 D = 8
 

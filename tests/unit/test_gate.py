@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memsieve.gate.decide import Candidate, Incoming, Veto, decide
-from memsieve.schemas.events import content_hash
+from memsieve.schemas.memory import content_hash
 
 
 def inc(text: str, target: str | None = None, kind: str = "retro") -> Incoming:

@@ -229,3 +229,92 @@ def test_rewording_class_is_not_vetoed_by_a_hard_guard(old: str, new: str) -> No
 )
 def test_changed_value_in_a_rewording_class_is_still_vetoed(old: str, new: str, guard: str) -> None:
     assert guard in _vetoes(old, new)
+
+
+# A wrapped identifier followed by sentence punctuation keeps nothing of its wrapper: the
+# class of "`foo.lock`." (a closing backtick, quote or bracket, then a full stop, a comma,
+# a possessive ...), which used to leave "foo.lock`" and veto the rewording.
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        "`foo.lock`.",
+        "`foo.lock`,",
+        "`foo.lock`;",
+        "`foo.lock`'s",
+        "`foo.lock`'s.",
+        "(`foo.lock`).",
+        '"foo.lock".',
+        "'foo.lock'.",
+        "**foo.lock**.",
+        "[foo.lock].",
+        "“foo.lock”.",
+    ],
+)
+def test_wrapped_identifier_before_punctuation_is_the_identifier(wrapped: str) -> None:
+    assert text.analyse(f"Delete {wrapped} then retry").identifiers == {"foo.lock"}
+    old, new = (
+        f"Always delete {wrapped} before a rebuild",
+        "Always delete foo.lock before a rebuild.",
+    )
+    assert "identifiers" not in set(_vetoes(old, new))
+
+
+def test_a_changed_wrapped_identifier_is_still_vetoed() -> None:
+    assert "identifiers" in set(_vetoes("Delete `foo.lock`.", "Delete `bar.lock`."))
+
+
+def test_a_contraction_is_not_a_wrapper() -> None:
+    assert text.analyse("Tests don't.").words[-1] == "dont"
+
+
+# Issue 15, new classes of the hard guards: a quoted name is exact, ordinals are numbers,
+# numeronyms are words, a file named by its stem, glued pixel quantities.
+@pytest.mark.parametrize(
+    ("old", "new", "guard"),
+    [
+        ("Config lives in the `platform-config` repo.", "Config lives in the `platform-configs` repo.", "code"),
+        ("Close starts on the third business day.", "Close starts on the fifth business day.", "numbers"),
+        ("Edit pyproject.toml first.", "Edit pyproject.cfg first.", "identifiers"),
+        ("Resize images to 1024px.", "Resize images to 2048 px.", "numbers"),
+    ],
+)  # fmt: skip
+def test_new_hard_guard_classes_veto(old: str, new: str, guard: str) -> None:
+    assert guard in set(_vetoes(old, new))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Commit `poetry.lock` with the change.", "Commit poetry.lock with the change."),
+        ("Run `make lint` before a PR.", "Before a PR, run `make lint`."),
+        ("Close starts on the third business day.", "Close starts on the 3rd business day."),
+        (
+            "Commit `poetry.lock` with pyproject changes.",
+            "Commit `poetry.lock` with pyproject.toml.",
+        ),
+        ("k8s evicts pods over the 2Gi limit.", "Kubernetes evicts pods over the 2Gi limit."),
+        ("Resize images to 1024px.", "Resize images to 1024 px."),
+    ],
+)
+def test_new_rewording_classes_pass_the_hard_guards(old: str, new: str) -> None:
+    assert not {"numbers", "identifiers", "dates", "code"} & set(_vetoes(old, new))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "vetoed"),
+    [
+        ("The window is Sunday 02:00 UTC.", "The window is Sunday 02:00 PST.", True),
+        ("The quota resets at 00:00 UTC.", "The quota resets at 00:00 local time.", True),
+        ("Backups run at midnight UTC.", "Backups run at 00:00 UTC.", False),
+        ("Backups run at midnight UTC.", "Backups run at 00:00.", False),
+    ],
+)
+def test_a_changed_time_zone_is_a_changed_date(old: str, new: str, vetoed: bool) -> None:
+    assert ("dates" in set(_vetoes(old, new))) is vetoed
+
+
+def test_a_word_glued_to_a_unit_letter_is_no_quantity_and_a_counted_noun_no_id() -> None:
+    assert text.analyse("Large PRs tend to be rejected.").numbers == frozenset()
+    a = text.analyse("We evaluate on a 2,000-article set.")
+    assert a.identifiers == frozenset() and a.numbers == {"2000"}
+    assert "numbers" in set(_vetoes("Use a 3-node cluster.", "Use a 5-node cluster."))

@@ -99,7 +99,7 @@ def test_default_judge_per_setting_and_embedder() -> None:
     from memsieve.gate.judge_classifier import ClassifierJudge
     from memsieve.settings import Settings
 
-    guards, classifier = Settings.from_env({}), Settings.from_env({"MEMSIEVE_JUDGE": "classifier"})
+    guards, classifier = Settings.from_env({"MEMSIEVE_JUDGE": "guards"}), Settings.from_env({})
     assert isinstance(default_judge(guards, embedder_model="all-MiniLM-L6-v2"), GuardJudge)
     assert isinstance(default_judge(classifier, embedder_model="hashing-v1-384"), GuardJudge)
     assert isinstance(default_judge(classifier, embedder_model="all-MiniLM-L6-v2"), ClassifierJudge)

@@ -128,9 +128,22 @@ def test_one_value_swapped_is_an_update_without_an_update_model() -> None:
 def test_update_model_decides_update_or_different() -> None:
     w = _weights(bias=-5.0, align_min=10.0)
     never_update = Weights(w.same, 0.5, Model(np.zeros(len(FEATURE_NAMES)), -1.0))
+    always_update = Weights(w.same, 0.5, Model(np.zeros(len(FEATURE_NAMES)), 1.0))
+    pair = _pair("Deploys go out on Fridays after lunch.", "Deploys need two approvals first.")
+    (j,) = ClassifierJudge(LexicalTokenEncoder(), never_update)([pair])
+    assert j.verdict is Verdict.DIFFERENT
+    (j,) = ClassifierJudge(LexicalTokenEncoder(), always_update)([pair])
+    assert j.verdict is Verdict.UPDATE
+
+
+def test_one_value_changed_on_a_shared_subject_is_an_update_whatever_the_model() -> None:
+    w = _weights(bias=-5.0, align_min=10.0)
+    never_update = Weights(w.same, 0.5, Model(np.zeros(len(FEATURE_NAMES)), -1.0))
     judge = ClassifierJudge(LexicalTokenEncoder(), never_update)
     (j,) = judge([_pair("The data warehouse is Redshift.", "The data warehouse is Snowflake.")])
-    assert j.verdict is Verdict.DIFFERENT
+    assert j.verdict is Verdict.UPDATE
+    (j,) = judge([_pair("Retry webhooks 3 times.", "Retry webhooks 5 times.")])
+    assert j.verdict is Verdict.UPDATE
 
 
 def test_distance_is_rescaled_for_another_embedder() -> None:
@@ -149,6 +162,45 @@ def test_empty_batch_and_order() -> None:
         _pair("Run the linter before you push.", "Before you push, run the linter."),
     ]
     assert [j.verdict for j in judge(pairs)][1] is Verdict.SAME
+
+
+def test_generic_nouns_of_one_synonym_group_align_and_names_do_not() -> None:
+    enc = LexicalTokenEncoder()
+    a, b = enc.encode(
+        ["Name files with kebab-case in this project.", "In this repo, files are named kebab-case."]
+    )
+    al = align(a, b)
+    assert dict(zip(al.a_words, al.a_best, strict=True))["project"] == 1.0
+    a, b = enc.encode(["The billing service retries twice.", "The search service retries twice."])
+    al = align(a, b)
+    assert dict(zip(al.a_words, al.a_best, strict=True))["billing"] == 0.0
+
+
+def test_pair_shapes() -> None:
+    from memsieve.gate import judge_shapes, text
+    from memsieve.gate.judge_align import word_key
+
+    def bag(a: str, b: str) -> bool:
+        return judge_shapes.swapped_in_same_bag(
+            text.analyse(a).content_words, text.analyse(b).content_words
+        )
+
+    assert bag(
+        "Rebase feature branches onto main, not main onto feature branches.",
+        "Rebase main onto feature branches, not feature branches onto main.",
+    )
+    assert not bag("Run make lint before opening a PR.", "Before opening a PR, run make lint.")
+    assert judge_shapes.sibling_names("Use web-frontend.", "Use web-backend.")
+    assert not judge_shapes.sibling_names("Never hand-edit it.", "Do not edit-by-hand it.")
+    a, b = text.analyse("the billing service retries"), text.analyse("the search service retries")
+    content = frozenset(word_key(w) for w in a.content_words + b.content_words)
+    assert judge_shapes.substitutions(a.words, b.words, content) == [
+        (word_key("billing"), word_key("search"))
+    ]
+    assert text.antonym_pairs(("reviewers", "accept"), ("reviewers", "rejected")) == [
+        ("accept", "reject")
+    ]
+    assert text.antonym_pairs(("accepts",), ("accepted",)) == []
 
 
 def test_word_pieces_become_one_unit_vector_per_word() -> None:

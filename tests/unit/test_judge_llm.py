@@ -217,11 +217,20 @@ def test_default_judge_puts_the_llm_in_front_when_configured(fake: FakeChat) -> 
     plain = Settings.from_env(
         {
             "MEMSIEVE_EMBEDDER": "local",
+            "MEMSIEVE_JUDGE": "guards",
             "MEMSIEVE_JUDGE_LLM_MODEL": "m",
             "MEMSIEVE_JUDGE_LLM_API_KEY": "k",
         }
     )
     assert service_judge(plain).fallback.name == "guards"  # type: ignore[attr-defined]
+    default = Settings.from_env(
+        {
+            "MEMSIEVE_EMBEDDER": "local",
+            "MEMSIEVE_JUDGE_LLM_MODEL": "m",
+            "MEMSIEVE_JUDGE_LLM_API_KEY": "k",
+        }
+    )
+    assert service_judge(default).fallback.name == "classifier"  # type: ignore[attr-defined]
     hashing = Settings.from_env({"MEMSIEVE_EMBEDDER": "hashing", "MEMSIEVE_JUDGE_LLM_MODEL": "m"})
     assert service_judge(hashing).name == "guards"  # type: ignore[attr-defined]
     assert "sk-test" not in repr(settings)

@@ -193,11 +193,11 @@ def test_settings_reach_the_embedder(tmp_path: Path) -> None:
     default = from_settings(Settings.from_env({"MEMSIEVE_EMBEDDER": "local"}))
     assert isinstance(default, local.LocalEmbedder)
     assert default.threads == 0  # every usable core, resolved when the session loads
-    assert default.keep_tokens is False  # the guards judge needs no token vectors
-    judged = from_settings(
-        Settings.from_env({"MEMSIEVE_EMBEDDER": "local", "MEMSIEVE_JUDGE": "classifier"})
+    assert default.keep_tokens is True  # the default judge, the classifier, reads them
+    guards = from_settings(
+        Settings.from_env({"MEMSIEVE_EMBEDDER": "local", "MEMSIEVE_JUDGE": "guards"})
     )
-    assert isinstance(judged, local.LocalEmbedder) and judged.keep_tokens is True
+    assert isinstance(guards, local.LocalEmbedder) and guards.keep_tokens is False
     assert default.cache == Path("~/.cache/memsieve").expanduser()
     env = {
         "MEMSIEVE_EMBEDDER": "local",

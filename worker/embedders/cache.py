@@ -48,7 +48,7 @@ def cache_model(embedder: Embedder) -> str:
 
 
 def text_hash(text: str) -> str:
-    """sha256 hex of the UTF-8 text: the same as schemas.events.content_hash of the
+    """sha256 hex of the UTF-8 text: the same as schemas.memory.content_hash of the
     heading+content that memory_text() joins, so the gate's hash can serve as cache key."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -87,7 +87,7 @@ def cached_embed(
 ) -> list[Vector | batching.EmbedFailure]:
     """One outcome per (content_hash, text) item, in order; only cache misses are embedded.
 
-    The hash must identify the exact text (use text_hash or schemas.events.content_hash).
+    The hash must identify the exact text (use text_hash or schemas.memory.content_hash).
     Items sharing a hash are embedded once and share the vector; a failure is reported on
     each of them with its own index. Failures are never cached. Raises what
     batching.embed_isolating raises.

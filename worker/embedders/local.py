@@ -190,6 +190,13 @@ class _Kept:
         with self.lock:
             return self.items.pop(text, None)
 
+    def drain(self) -> list[TokenVectors]:
+        """Every kept text's vectors, handed out once."""
+        with self.lock:
+            out = list(self.items.values())
+            self.items.clear()
+            return out
+
     def clear(self) -> None:
         with self.lock:
             self.items.clear()
@@ -213,6 +220,13 @@ def token_vectors(
         by_text = dict(zip(missing, fresh, strict=True))
         found = [f if f is not None else by_text[t] for t, f in zip(stripped, found, strict=True)]
     return [f for f in found if f is not None]
+
+
+def drain_tokens() -> list[TokenVectors]:
+    """The token vectors kept since the last call, handed out once: the judge keeps the words
+    of every text the flush embedded, so a memory this worker wrote is not encoded again
+    when it is a candidate later."""
+    return _kept.drain()
 
 
 def forget_tokens() -> None:

@@ -22,6 +22,7 @@ from memsieve.flow.locks import NamespaceLock
 from memsieve.gate import guards, thresholds
 from memsieve.ops import scrub
 from memsieve.schemas import events as ev
+from memsieve.schemas import memory
 from memsieve.settings import Settings
 from memsieve.store.dberrors import StoreRefused
 from memsieve.store.postgres import InboxEvent, Outcome, Pending, Store
@@ -463,7 +464,7 @@ class Pipeline:
         if not pending:
             return
         emb = self.embedder
-        items = [(p.content_hash, ev.memory_text(p.heading, p.content)) for p in pending]
+        items = [(p.content_hash, memory.memory_text(p.heading, p.content)) for p in pending]
         try:
             outcomes = embed.embed_items(emb, self.store, items)
         except batching.EmbedderRefused as exc:

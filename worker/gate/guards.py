@@ -19,8 +19,9 @@ from functools import lru_cache
 
 from memsieve.gate import text
 from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
+from memsieve.gate.guards_exact import code_guard, diff_detail, time_zone_guard
 from memsieve.gate.text import Analysis
-from memsieve.schemas.events import memory_text  # the one join: embedded, hashed, compared
+from memsieve.schemas.memory import memory_text  # the one join: embedded, hashed, compared
 
 # The swapped-roles and negation checks apply only when the two texts share at least this
 # fraction of their content words: the same sentence with its parts exchanged or a "not"
@@ -49,15 +50,6 @@ def _analysis(heading: str, content: str) -> Analysis:
     return text.analyse(memory_text(heading, content))
 
 
-def _diff_detail(new: list[str], old: list[str]) -> str:
-    parts = []
-    if new:
-        parts.append("incoming has " + ", ".join(new[:5]))
-    if old:
-        parts.append("memory has " + ", ".join(old[:5]))
-    return "; ".join(parts)
-
-
 def _set_guard(name: str, attr: str) -> Guard:
     """A guard that vetoes when either text has a term of class `attr` the other lacks."""
 
@@ -70,7 +62,7 @@ def _set_guard(name: str, attr: str) -> Guard:
         old = text.unmatched(getattr(b, attr), a)
         if not new and not old:
             return []
-        return [Veto(name, _diff_detail(new, old))]
+        return [Veto(name, diff_detail(new, old))]
 
     guard.__name__ = f"{name}_guard"
     guard.__doc__ = f"Veto when the {attr} of the two texts differ."
@@ -88,7 +80,7 @@ def numbers_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     old = sorted(b.numbers - a.numbers - a.soft_numbers)
     if not new and not old:
         return []
-    return [Veto("numbers", _diff_detail(new, old))]
+    return [Veto("numbers", diff_detail(new, old))]
 
 
 identifiers_guard = _set_guard("identifiers", "identifiers")
@@ -109,7 +101,7 @@ def entities_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     old = text.unmatched(b.entities, a)
     if not new or not old:
         return []
-    return [Veto("entities", _diff_detail(new, old))]
+    return [Veto("entities", diff_detail(new, old))]
 
 
 def compounds_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
@@ -126,7 +118,7 @@ def compounds_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     old = text.unmatched(b.compounds, a)
     if not new or not old:
         return []
-    return [Veto("compounds", _diff_detail(new, old))]
+    return [Veto("compounds", diff_detail(new, old))]
 
 
 def contrast_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
@@ -150,12 +142,12 @@ def contrast_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
         only_a = groups_a[g] - groups_b[g]
         only_b = groups_b[g] - groups_a[g]
         if only_a and only_b:
-            vetoes.append(Veto("contrast", _diff_detail(sorted(only_a), sorted(only_b))))
+            vetoes.append(Veto("contrast", diff_detail(sorted(only_a), sorted(only_b))))
     # Antonyms by prefix: "synchronous" vs "asynchronous", "safe" vs "unsafe" -- unless one
     # side is negated, when the two negations cancel ("never closed" == "unclosed").
     if a.negated == b.negated:
         for x, y in prefix_antonym_pairs(a, b):
-            vetoes.append(Veto("contrast", _diff_detail([x], [y])))
+            vetoes.append(Veto("contrast", diff_detail([x], [y])))
     return vetoes
 
 
@@ -253,6 +245,8 @@ def default_guards() -> tuple[Guard, ...]:
         numbers_guard,
         identifiers_guard,
         dates_guard,
+        time_zone_guard,
+        code_guard,
         entities_guard,
         compounds_guard,
         contrast_guard,

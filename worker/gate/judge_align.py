@@ -18,7 +18,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -70,28 +71,53 @@ class MiniLMTokenEncoder:
         first in the process to load the model."""
         self.threads = threads
         self.model_cache = model_cache
-        self._cache: OrderedDict[str, WordVectors] = OrderedDict()
+        # By stripped text (as the embedder tokenizes it): a text's words, or the raw token
+        # vectors the flush kept for it, grouped into words on first use.
+        self._cache: OrderedDict[str, WordVectors | TokenVectors] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> list[WordVectors]:
+        keys = [t.strip() for t in texts]
+        self._absorb_kept()
         with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            missing = list(dict.fromkeys(k for k in keys if k not in self._cache))
         if missing:
             fresh = self._encode(missing)
             with self._lock:
-                for t, wv in zip(missing, fresh, strict=True):
-                    self._cache[t] = wv
-                    self._cache.move_to_end(t)
-                while len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
+                for k, wv in zip(missing, fresh, strict=True):
+                    self._cache[k] = wv
+                    self._cache.move_to_end(k)
+                self._trim()
         with self._lock:
             out = []
-            for t in texts:
-                hit = self._cache.get(t)
+            for k in keys:
+                hit = self._cache.get(k)
+                if hit is not None and not isinstance(hit, WordVectors):
+                    hit = self._cache[k] = word_vectors(hit)
                 # Evicted by a huge batch: encode it alone.
-                out.append(hit if hit is not None else self._encode([t])[0])
+                out.append(hit if hit is not None else self._encode([k])[0])
             return out
+
+    def _absorb_kept(self) -> None:
+        """Take the token vectors of every text the flush embedded since the last call: the
+        incoming texts at hand, and the memories this worker writes, which come back later
+        as candidates (then found here, not encoded again)."""
+        from memsieve.embedders import local
+
+        kept = local.drain_tokens()
+        with self._lock:
+            for tv in kept:
+                if tv.text not in self._cache:
+                    # Half precision while it waits: most are never a candidate, and
+                    # 4,096 texts of ~30 tokens would hold ~150 MB in float32.
+                    self._cache[tv.text] = replace(tv, vectors=tv.vectors.astype(np.float16))
+                self._cache.move_to_end(tv.text)
+            self._trim()
+
+    def _trim(self) -> None:
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
 
     def _encode(self, texts: list[str]) -> list[WordVectors]:
         from memsieve.embedders import local
@@ -134,7 +160,7 @@ class LexicalTokenEncoder:
                 w.lower()
                 for w in gtext._WORD.findall(t) or [t]  # noqa: SLF001
             )
-            keys = [gtext.stem(gtext.norm_word(w)) for w in words]
+            keys = [word_key(w) for w in words]
             vocab = {k: i for i, k in enumerate(dict.fromkeys(keys))}
             mat = np.zeros((len(words), max(1, len(vocab))), dtype=np.float32)
             for i, k in enumerate(keys):
@@ -165,8 +191,8 @@ def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
     if lexical or a.lexical or b.lexical or a.vectors.shape[1] != b.vectors.shape[1]:
         return _align_lexical(a, b)
     sims = a.vectors @ b.vectors.T if len(a.words) and len(b.words) else np.zeros((0, 0))
-    keys_a = [gtext.stem(gtext.norm_word(w)) for w in a.words]
-    keys_b = [gtext.stem(gtext.norm_word(w)) for w in b.words]
+    keys_a = [word_key(w) for w in a.words]
+    keys_b = [word_key(w) for w in b.words]
     ia = [i for i, c in enumerate(a.content) if c]
     ib = [i for i, c in enumerate(b.content) if c]
     shared = np.zeros(0)
@@ -187,14 +213,21 @@ def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
     )
 
 
+@lru_cache(maxsize=65536)
+def word_key(word: str) -> str:
+    """What two words must share to count as one word: case, plurals and common suffixes
+    folded, and the words of one synonym group of generic nouns (repo / project) made one."""
+    return gtext.stem(gtext.synonym_key(gtext.norm_word(word)))
+
+
 def _align_lexical(a: WordVectors, b: WordVectors) -> Alignment:
-    keys_a = {gtext.stem(gtext.norm_word(w)) for w in a.words}
-    keys_b = {gtext.stem(gtext.norm_word(w)) for w in b.words}
+    keys_a = {word_key(w) for w in a.words}
+    keys_b = {word_key(w) for w in b.words}
     ia = [w for w, c in zip(a.words, a.content, strict=True) if c]
     ib = [w for w, c in zip(b.words, b.content, strict=True) if c]
     return Alignment(
         tuple(ia),
-        np.array([1.0 if gtext.stem(gtext.norm_word(w)) in keys_b else 0.0 for w in ia]),
+        np.array([1.0 if word_key(w) in keys_b else 0.0 for w in ia]),
         tuple(ib),
-        np.array([1.0 if gtext.stem(gtext.norm_word(w)) in keys_a else 0.0 for w in ib]),
+        np.array([1.0 if word_key(w) in keys_a else 0.0 for w in ib]),
     )

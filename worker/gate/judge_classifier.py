@@ -6,102 +6,36 @@ and two logistic models, trained by scripts/train_judge.py on the training split
 P(same) and P(update | not same). A supersede needs P(same) at or above the trained cut:
 positive evidence of one fact, not the mere absence of a veto.
 
-The weights live in worker/gate/data/judge_classifier.json (a few hundred bytes).
+The weights live in worker/gate/data/judge_classifier.json (`memsieve.gate.judge_weights`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 from memsieve.gate import guards as gguards
+from memsieve.gate import judge_features, value_change
 from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
 from memsieve.gate.judge_align import Alignment, MiniLMTokenEncoder, TokenEncoder, align
-from memsieve.gate.judge_features import FEATURE_NAMES, PairFeatures, pair_features
+from memsieve.gate.judge_features import PairFeatures, pair_features
+
+# The weights' types live beside their loader; named here too (the judge's public names).
+from memsieve.gate.judge_weights import Model, Weights, load_weights, weights_from_json
+
+__all__ = [
+    "ClassifierJudge",
+    "Model",
+    "Weights",
+    "classifier_judge",
+    "load_weights",
+    "weights_from_json",
+]
 
 # Without a trained update model: a pair that is not the same fact is an update when its
 # differences are one value swapped in an otherwise aligned sentence.
 UPDATE_MAX_UNALIGNED = 2
-
-
-@dataclass(frozen=True)
-class Model:
-    """A logistic model (`hidden` None: p = sigmoid(x @ out_w + out_b) over raw features) or
-    a one-hidden-layer perceptron over standardised features (ReLU, then logistic)."""
-
-    out_w: np.ndarray
-    out_b: float
-    mean: np.ndarray | None = None
-    scale: np.ndarray | None = None
-    hidden_w: np.ndarray | None = None  # (features, units)
-    hidden_b: np.ndarray | None = None
-
-    def p(self, x: np.ndarray) -> float:
-        if self.hidden_w is None:
-            return _sigmoid(float(x @ self.out_w + self.out_b))
-        assert self.mean is not None and self.scale is not None and self.hidden_b is not None
-        h = np.maximum(0.0, ((x - self.mean) / self.scale) @ self.hidden_w + self.hidden_b)
-        return _sigmoid(float(h @ self.out_w + self.out_b))
-
-
-def model_from_obj(obj: dict[str, Any] | list[float] | None) -> Model | None:
-    if obj is None:
-        return None
-    if isinstance(obj, list):  # logistic weights, bias first (feature "bias" is 1.0)
-        w = np.asarray(obj, dtype=np.float64)
-        return Model(w, 0.0)
-    arr = {k: np.asarray(v, dtype=np.float64) for k, v in obj.items() if k != "kind"}
-    return Model(
-        arr["out_w"],
-        float(arr["out_b"]),
-        arr.get("mean"),
-        arr.get("scale"),
-        arr.get("hidden_w"),
-        arr.get("hidden_b"),
-    )
-
-
-@dataclass(frozen=True)
-class Weights:
-    same: Model
-    same_cut: float
-    update: Model | None
-    update_cut: float = 0.5
-
-
-@lru_cache(maxsize=1)
-def load_weights() -> Weights:
-    """The shipped weights (checked against the feature list they were trained on)."""
-    raw = (
-        resources.files("memsieve.gate")
-        .joinpath("data/judge_classifier.json")
-        .read_text(encoding="utf-8")
-    )
-    return weights_from_json(raw)
-
-
-def weights_from_json(raw: str) -> Weights:
-    obj = json.loads(raw)
-    if list(obj.get("features", ())) != list(FEATURE_NAMES):
-        raise ValueError("judge weights were trained on other features; rerun train_judge.py")
-    same = model_from_obj(obj["same"])
-    assert same is not None
-    return Weights(
-        same,
-        float(obj["same_cut"]),
-        model_from_obj(obj.get("update")),
-        float(obj.get("update_cut", 0.5)),
-    )
-
-
-def _sigmoid(v: float) -> float:
-    return float(1.0 / (1.0 + np.exp(-v)))
 
 
 def memory_text(heading: str, content: str) -> str:
@@ -139,14 +73,14 @@ class ClassifierJudge:
         if not pairs:
             return []
         result = []
-        for f in self.features(pairs):
+        for (inc, cand), f in zip(pairs, self.features(pairs), strict=True):
             vetoes = f.hard_vetoes + f.soft_vetoes
             p_same = self.weights.same.p(f.values)
             diff = _diff_detail(f)
             if f.hard_vetoes:
-                verdict, score = self._not_same(f, 0.0)
+                verdict, score = self._not_same(f, 0.0, inc, cand)
                 detail = "; ".join(f"{v.guard}: {v.detail}" for v in f.hard_vetoes)
-            elif p_same >= self.weights.same_cut:
+            elif p_same >= self.weights.same_cut and not judge_features.reverses_rule(f):
                 result.append(
                     Judgement(
                         Verdict.SAME,
@@ -158,7 +92,7 @@ class ClassifierJudge:
                 )
                 continue
             else:
-                verdict, score = self._not_same(f, p_same)
+                verdict, score = self._not_same(f, p_same, inc, cand)
                 detail = f"p(same) {p_same:.2f} < {self.weights.same_cut:.2f}"
                 if f.soft_vetoes:
                     detail += "; " + "; ".join(f"{v.guard}: {v.detail}" for v in f.soft_vetoes)
@@ -169,8 +103,18 @@ class ClassifierJudge:
             )
         return result
 
-    def _not_same(self, f: PairFeatures, p_same: float) -> tuple[str, float]:
-        """UPDATE or DIFFERENT for a pair that is not the same fact, with a confidence."""
+    def _not_same(
+        self, f: PairFeatures, p_same: float, inc: Incoming, cand: Candidate
+    ) -> tuple[str, float]:
+        """UPDATE or DIFFERENT for a pair that is not the same fact, with a confidence.
+
+        One value changed in a sentence about the same subject (`memsieve.gate.value_change`)
+        is an update whatever the model says: a conflict keeps both rows live and shows them,
+        where a silent second row would contradict the first."""
+        if value_change.one_value_changed(
+            inc, cand, f.hard_vetoes + f.soft_vetoes
+        ) or judge_features.changes_a_value(f):
+            return "update", 0.6
         if self.weights.update is not None:
             p_upd = self.weights.update.p(f.values)
             if p_upd >= self.weights.update_cut:
@@ -287,7 +231,9 @@ def is_value_swap(f: PairFeatures) -> bool:
     return max(ua, ub) <= UPDATE_MAX_UNALIGNED
 
 
-VALUE_GUARDS = frozenset({"numbers", "identifiers", "dates", "entities", "contrast", "compounds"})
+VALUE_GUARDS = frozenset(
+    {"numbers", "identifiers", "dates", "code", "entities", "contrast", "compounds"}
+)
 
 
 def _diff_detail(f: PairFeatures) -> str:

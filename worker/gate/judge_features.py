@@ -14,16 +14,17 @@ from dataclasses import dataclass
 
 import numpy as np
 from memsieve.gate import guards as gguards
+from memsieve.gate import judge_shapes
 from memsieve.gate import text as gtext
 from memsieve.gate.decide import Veto
-from memsieve.gate.judge_align import Alignment
+from memsieve.gate.judge_align import Alignment, word_key
 
 # Similarity under which a content word counts as not aligned with anything on the other side.
 UNALIGNED = (0.55, 0.65, 0.75)
 
 # Soft guards: their vetoes are features, weighed with the rest. The hard guards (numbers,
 # identifiers, dates) still veto on their own: a changed number is never the same fact.
-HARD_GUARDS = ("numbers", "identifiers", "dates")
+HARD_GUARDS = ("numbers", "identifiers", "dates", "code")
 SOFT_GUARDS = ("entities", "compounds", "contrast", "negation", "swapped_roles")
 
 # Words that announce a new value for an old slot ("now", "moved to", "no longer").
@@ -31,7 +32,9 @@ UPDATE_MARKERS = re.compile(
     r"\b(now|moved|moves|switched|switch(?:ed)? to|changed|renamed|upgraded|downgraded|"
     r"migrated|replaced|raised|lowered|increased|decreased|reduced|bumped|no longer|"
     r"instead|anymore|any more|from now on|has become|became|is being replaced|"
-    r"starting|from \w+ on|was|were|has been|have been|handed over|took over|takes over)\b",
+    r"starting|from \w+ on|was|were|has been|have been|handed over|took over|takes over|"
+    r"stopped|dropped|deprecated|retired|removed|sunset|as of|going forward|"
+    r"used to|these days|nowadays)\b",
     re.IGNORECASE,
 )
 
@@ -60,6 +63,23 @@ FEATURE_NAMES: tuple[str, ...] = (
     "order_inversions",
     "unaligned_b_only",
     "unaligned_a_only",
+    *(f"veto_{g}" for g in HARD_GUARDS),
+    "substitutions",
+    "substituted_align_min",
+    "bigram_jaccard",
+    "lex_only_a",
+    "lex_only_b",
+    "update_marker_any",
+    "antonyms",
+    "swap_same_bag",
+    "reversal_b_only",
+)
+
+# Words that announce a rule reversed ("no longer", "stopped"): narrower than the update
+# markers, because with a flipped negation they overrule the model (`reverses_rule`).
+REVERSAL_MARKERS = re.compile(
+    r"\b(no longer|not any ?more|stopped|dropped|now|deprecated|removed|retired|used to)\b",
+    re.IGNORECASE,
 )
 
 # "Correction:", "actually", "not X" at the end: the producer says the old statement was wrong.
@@ -91,10 +111,42 @@ def _inversions(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     return sum(pos_b[y] < pos_b[x] for x, y in zip(shared, shared[1:], strict=False))
 
 
-def split_vetoes(vetoes: Sequence[Veto]) -> tuple[tuple[Veto, ...], tuple[Veto, ...]]:
-    hard = tuple(v for v in vetoes if v.guard in HARD_GUARDS)
-    soft = tuple(v for v in vetoes if v.guard not in HARD_GUARDS)
+def split_vetoes(
+    vetoes: Sequence[Veto], text_a: str = "", text_b: str = ""
+) -> tuple[tuple[Veto, ...], tuple[Veto, ...]]:
+    """(hard vetoes, soft vetoes): a compounds veto between sibling names is hard, and so is
+    a swap of two values ("port 80 on the host maps to 8080" / the mirror)."""
+    siblings = any(v.guard == "compounds" for v in vetoes) and judge_shapes.sibling_names(
+        text_a, text_b
+    )
+    hard = tuple(
+        v
+        for v in vetoes
+        if v.guard in HARD_GUARDS
+        or (siblings and v.guard == "compounds")
+        or (v.guard == "swapped_roles" and judge_shapes.values_swapped(v.detail))
+    )
+    soft = tuple(v for v in vetoes if v not in hard)
     return hard, soft
+
+
+def reverses_rule(f: PairFeatures) -> bool:
+    """The incoming text announces a change ("no longer", "stopped", "now") and flips the
+    negation of the other: a reversed rule, an update, never a rewording."""
+    v = dict(zip(FEATURE_NAMES, f.values, strict=True))
+    return bool(v["reversal_b_only"]) and bool(v["negation_mismatch"])
+
+
+def changes_a_value(f: PairFeatures) -> bool:
+    """A pair that is not the same fact reads as an update by its shape alone."""
+    return reverses_rule(f) or one_slot_swapped(f)
+
+
+def one_slot_swapped(f: PairFeatures) -> bool:
+    """The two texts differ in one word each, and those stand in the same slot: one value
+    (a tool, an owner, a place) swapped in the same sentence."""
+    v = dict(zip(FEATURE_NAMES, f.values, strict=True))
+    return v["substitutions"] == 1 and v["lex_only_a"] == 1 and v["lex_only_b"] == 1
 
 
 def pair_features(
@@ -105,7 +157,7 @@ def pair_features(
     vetoes: Sequence[Veto],
 ) -> PairFeatures:
     """Features of (candidate text `a`, incoming text `b`)."""
-    hard, soft = split_vetoes(vetoes)
+    hard, soft = split_vetoes(vetoes, text_a, text_b)
     ab, bb = alignment.a_best, alignment.b_best
     both = np.concatenate([ab, bb]) if len(ab) + len(bb) else np.ones(1)
     min_a = float(ab.min()) if len(ab) else 1.0
@@ -122,6 +174,17 @@ def pair_features(
     ctx = alignment.shared_context
     mid = UNALIGNED[1]
     ua, ub = float((ab < mid).sum()), float((bb < mid).sum())
+    hard_names = {v.guard for v in hard}
+    content_keys = frozenset(word_key(w) for w in an_a.content_words + an_b.content_words)
+    subs = judge_shapes.substitutions(an_a.words, an_b.words, content_keys)
+    subst_words = {x for x, _ in subs} | {y for _, y in subs}
+    best = {word_key(w): s for w, s in zip(alignment.a_words, ab, strict=True)}
+    best |= {word_key(w): s for w, s in zip(alignment.b_words, bb, strict=True)}
+    subst_align = min((float(best.get(w, 1.0)) for w in subst_words), default=1.0)
+    big_a, big_b = judge_shapes.bigrams(an_a.words), judge_shapes.bigrams(an_b.words)
+    bigram_jac = len(big_a & big_b) / max(1, len(big_a | big_b))
+    keys_a = {word_key(w) for w in an_a.content_words}
+    keys_b = {word_key(w) for w in an_b.content_words}
     values = np.array(
         [
             1.0,
@@ -150,6 +213,16 @@ def pair_features(
             float(_inversions(an_a.words, an_b.words)),
             float(ub > 0 and ua == 0),
             float(ua > 0 and ub == 0),
+            *(float(g in hard_names) for g in HARD_GUARDS),
+            float(len(subs)),
+            subst_align,
+            bigram_jac,
+            float(len(keys_a - keys_b)),
+            float(len(keys_b - keys_a)),
+            float(bool(UPDATE_MARKERS.search(text_b))),
+            float(len(gtext.antonym_pairs(an_a.words, an_b.words))),
+            float(judge_shapes.swapped_in_same_bag(an_a.content_words, an_b.content_words)),
+            float(bool(REVERSAL_MARKERS.search(text_b)) and not REVERSAL_MARKERS.search(text_a)),
         ],
         dtype=np.float64,
     )

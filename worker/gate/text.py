@@ -23,8 +23,19 @@ _NUMBER = re.compile(r"(?:(?<=\bv)|(?<![A-Za-z]))\d+(?:[.,]\d+)*")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]{2,}")
 _HEXISH = re.compile(r"^[0-9a-f]{7,40}$")
 _SENTENCE_END = re.compile(r"[.!?:]$")
+# A numeronym: a word shortened to its first letter, the count of letters left out and its
+# last letter(s) (k8s, i18n, a11y, o11y, e2e).
+_NUMERONYM = re.compile(r"[a-z]\d{1,2}[a-z]{1,2}")
+# Unicode hyphens read as "-" (a non-breaking hyphen in "Sev\u20112" is the same id as "Sev-2").
+_DASHES = str.maketrans({"\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2212": "-"})
+# A number joined to the noun it counts ("a 2,000-article set", "a 3-node cluster").
+_COUNTED_NOUN = re.compile(r"\d[\d,.]*-[A-Za-z]+(?:-[A-Za-z]+)*")
 # A possessive on a token ("foo.lock's" == "foo.lock"; "PR's" == "PR").
 _POSSESSIVE = re.compile(r"['’]s$")
+# What closes a token: a closing quote, backtick, bracket or emphasis, then anything of a
+# possessive and sentence punctuation ("`foo.lock`.", "(`make test`),", "`foo.lock`'s.").
+# The wrapper ends the token, so everything from it on is cut, whatever the order.
+_CLOSING_TAIL = re.compile(r"[`\"'”’»)\]}>*]+(?:['’]s)?[.,;:!?…`\"'”’»)\]}>*]*$")
 
 NUMBER_WORDS = {
     "two": "2",
@@ -46,6 +57,21 @@ NUMBER_WORDS = {
     "thousand": "1000",
     "twice": "2",
     "thrice": "3",
+    # Ordinals read as their number, as "3rd" is ("the third business day" == "3rd"); not
+    # "first" (prose: "first run the tests") nor "second" (a unit).
+    "third": "3",
+    "fourth": "4",
+    "fifth": "5",
+    "sixth": "6",
+    "seventh": "7",
+    "eighth": "8",
+    "ninth": "9",
+    "tenth": "10",
+    "eleventh": "11",
+    "twelfth": "12",
+    "fifteenth": "15",
+    "twentieth": "20",
+    "thirtieth": "30",
 }
 
 _MONTHS = (
@@ -81,6 +107,7 @@ for _names, _kind, _factor in (
     ("mb mib megabyte megabytes", "size", 1024.0**2),
     ("gb gib gigabyte gigabytes", "size", 1024.0**3),
     ("tb tib terabyte terabytes", "size", 1024.0**4),
+    ("px pixel pixels", "pixels", 1.0),
     ("k", "count", 1e3),
 ):
     for _n in _names.split():
@@ -311,10 +338,82 @@ CONTRAST_GROUPS: tuple[frozenset[str], ...] = tuple(
         "mutable immutable",
     )
 )
+# Generic nouns a rewording swaps freely: words for the place, the artefact or the process a
+# lesson is about, never a name. Two words of one group align as one word in the judge's token
+# alignment ("In this repo ..." == "... in this project."). Only common nouns belong here: a
+# named service, library, team or person is never a synonym of another, so a renamed entity
+# still does not align.
+SYNONYM_GROUPS: tuple[frozenset[str], ...] = tuple(
+    frozenset(g.split())
+    for g in (
+        "repo repos repository repositories project projects codebase codebases",
+        "dir dirs directory directories folder folders",
+        "doc docs documentation",
+        "config configs configuration configurations",
+        "db dbs database databases",
+        "env envs environment environments",
+        "dep deps dependency dependencies",
+        "app apps application applications",
+        "filename filenames",
+        "func funcs function functions",
+        "param params parameter parameters",
+        "arg args argument arguments",
+        "spec specs specification specifications",
+        "auth authentication",
+        "info information",
+        "msg msgs message messages",
+        "req reqs request requests",
+        "lib libs library libraries",
+        "pkg pkgs package packages",
+    )
+)
+_SYNONYM_INDEX: dict[str, str] = {term: min(group) for group in SYNONYM_GROUPS for term in group}
+
+
+def antonym_pairs(words_a: tuple[str, ...], words_b: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(member only in a, member only in b) of one `ANTONYM_FORMS` group."""
+    in_a = {_CONTRAST_FORMS[w] for w in words_a if w in _CONTRAST_FORMS}
+    in_b = {_CONTRAST_FORMS[w] for w in words_b if w in _CONTRAST_FORMS}
+    only_a, only_b = in_a - in_b, in_b - in_a
+    return [(x, y) for g, x in sorted(only_a) for h, y in sorted(only_b) if g == h]
+
+
+def synonym_key(word: str) -> str:
+    """One key for the words of a synonym group (`SYNONYM_GROUPS`); the word otherwise."""
+    return _SYNONYM_INDEX.get(word, word)
+
+
 _CONTRAST_INDEX: dict[str, int] = {}
 for _i, _group in enumerate(CONTRAST_GROUPS):
     for _term in _group:
         _CONTRAST_INDEX.setdefault(_term, _i)
+# Antonyms the pair classifier weighs (a feature, not a guard's veto: "rejects cards that
+# are not test cards" == "accepts only test cards"). Each member lists its forms, and a form
+# counts as its first one, so inflections never contrast with each other.
+ANTONYM_FORMS: tuple[str, ...] = (
+    "accept/accepts/accepted/accepting reject/rejects/rejected/rejecting",
+    "strict/stricter/strictly lenient/leniently/loose/loosely/relaxed",
+    "optimistic/optimistically pessimistic/pessimistically",
+    "manual/manually automatic/automatically/automated",
+    "approve/approves/approved disapprove/disapproves/disapproved",
+    "explicit/explicitly implicit/implicitly",
+    "stateful stateless",
+    "inclusive/inclusively exclusive/exclusively",
+    "shallow deep",
+    "cheap/cheaper expensive/costly",
+    "stable unstable/flaky",
+    "hot cold/warm",
+    "grant/grants/granted revoke/revokes/revoked",
+    "lock/locks/locked unlock/unlocks/unlocked",
+    "pin/pins/pinned unpin/unpins/unpinned/float/floating",
+    "ignore/ignores/ignored respect/respects/respected/honour/honours/honoured",
+)
+_CONTRAST_FORMS: dict[str, tuple[int, str]] = {}
+for _k, _line in enumerate(ANTONYM_FORMS):
+    for _member in _line.split():
+        _forms = _member.split("/")
+        for _form in _forms:
+            _CONTRAST_FORMS.setdefault(_form, (len(CONTRAST_GROUPS) + _k, _forms[0]))
 
 # Function words: ignored by the order check and never taken for named entities.
 STOPWORDS = frozenset(
@@ -363,6 +462,10 @@ def _is_identifier(tok: str) -> bool:
         return False
     if _GLUED_QUANTITY.match(tok) or _TIME.fullmatch(tok):
         return False
+    if _NUMERONYM.fullmatch(tok):
+        return False  # k8s, i18n, a11y: words for the model to align, not ids
+    if _COUNTED_NOUN.fullmatch(tok):
+        return False  # "2,000-article", "3-node": a number (compared) and a word
     if any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok):
         return True
     if any(c in tok for c in "/\\#@=$~") or "::" in tok:
@@ -465,10 +568,23 @@ def _word(part: str) -> _Part | None:
     )
 
 
+def _strip_token(raw: str) -> str:
+    """The token without what wraps it (quotes, backticks, brackets), its possessive, and a
+    sentence's punctuation after a closing wrapper; a bare trailing full stop is left to
+    `_token`, which knows identifiers ("foo.py." -> "foo.py")."""
+    tok = raw.strip(_TRIM)
+    tail = _CLOSING_TAIL.search(tok)
+    # Not an apostrophe inside a word ("don't."): the tail starts with a wrapper that is
+    # followed by nothing but punctuation or a possessive.
+    if tail is not None and tail.start() > 0:
+        tok = tok[: tail.start()]
+    return _POSSESSIVE.sub("", tok).strip(_TRIM)
+
+
 @lru_cache(maxsize=65536)
 def _token(raw: str) -> tuple[_Token | None, bool]:
     """(the token's analysis or None if nothing is left after trimming, ends a sentence)."""
-    tok = _POSSESSIVE.sub("", raw.strip(_TRIM)).strip(_TRIM)
+    tok = _strip_token(raw)
     ends_sentence = bool(_SENTENCE_END.search(raw.rstrip(")\"'”’")))
     if tok.endswith(".") and not _is_identifier(tok.rstrip(".")):
         tok = tok.rstrip(".")
@@ -519,7 +635,7 @@ def analyse(text: str) -> Analysis:
     anchors: list[str] = []
     negated = bool(_CONTRASTIVE.search(text))
     sentence_start = True
-    text = spell_out_numbers(text)
+    text = spell_out_numbers(text.translate(_DASHES))
     times, text = _times(text)
     dates |= times
     vocab |= times
@@ -635,6 +751,8 @@ def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
     consumed: set[str] = set()
     for m in _QUANTITY.finditer(text):
         amount, unit = m.group(1).lower(), m.group(2).lower()
+        if not amount[0].isdigit() and m.end(1) == m.start(2):
+            continue  # a word glued to a unit letter is a word: "tend" is no "ten d"
         kind, factor = _UNITS[unit]
         if amount[0].isdigit():
             value = float(amount) * factor
@@ -652,7 +770,7 @@ def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
             target = soft
         target.add(_quantity(kind, value))
     for tok in _TOKEN.findall(text):
-        tok = tok.strip(_TRIM).rstrip(".")
+        tok = _strip_token(tok).rstrip(".")
         if _GLUED_QUANTITY.match(tok):
             m2 = re.match(r"(\d+(?:\.\d+)?)(.*)", tok)
             if m2:
@@ -660,6 +778,24 @@ def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
                 hard.add(_quantity(kind, float(m2.group(1)) * factor))
                 consumed.add(_norm_number(m2.group(1)))
     return hard, soft, consumed
+
+
+# Extensions of files a rewording names by their stem ("pyproject.toml" -> "pyproject").
+_FILE_EXTENSIONS = frozenset(
+    "toml json yaml yml lock cfg ini conf env txt md rst py js ts mjs cjs tsx jsx go rs rb java "
+    "kt sh sql xml html css csv proto tf hcl gradle mod sum".split()
+)
+
+
+def _file_named_by_stem(term: str, other: Analysis) -> bool:
+    """`term` is a file ("pyproject.toml") the other text names by its stem ("pyproject"),
+    and the other names no other file of that stem ("pyproject.cfg" stays a change)."""
+    base, dot, ext = term.rpartition(".")
+    if not dot or ext not in _FILE_EXTENSIONS or not base or any(c in base for c in "/\\.:"):
+        return False
+    if base not in other.vocabulary:
+        return False
+    return not any(i.startswith(base + ".") for i in other.identifiers)
 
 
 def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
@@ -672,6 +808,8 @@ def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
             continue
         # "#260" == "PR 260", "v1.2" == "1.2".
         if t[:1] in "#v" and t[1:] in other.vocabulary:
+            continue
+        if _file_named_by_stem(t, other):
             continue
         out.append(t)
     return sorted(out)

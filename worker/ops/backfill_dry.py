@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 from memsieve.flow import embed
 from memsieve.ops.backfill import Item, Summary, ledger_rows, unique
-from memsieve.schemas import events as ev
+from memsieve.schemas import memory
 from memsieve.settings import Settings
 from memsieve.store.connect import _configure
 from memsieve.store.postgres import Store
@@ -91,7 +91,7 @@ def _decide(pipe: Any, store: Store, namespace: str, ours: set[str], would: Summ
     # Events already pending from other producers are left to the workers.
     pending = [p for p in store.claim_pending(namespace, 10**9) if p.event_id in ours]
     vectors = embed.embed_items(
-        emb, store, [(p.content_hash, ev.memory_text(p.heading, p.content)) for p in pending]
+        emb, store, [(p.content_hash, memory.memory_text(p.heading, p.content)) for p in pending]
     )
     ready = []
     for p, v in zip(pending, vectors, strict=True):

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 from memsieve.errors import ConfigError
-from memsieve.schemas import events as ev
+from memsieve.schemas import memory
 
 MARKDOWN = (".md", ".markdown")
 JSONL = (".jsonl", ".ndjson")
@@ -161,7 +161,7 @@ def _markdown_items(path: Path, rel: str, namespace: str | None, kind: str) -> I
     tags = meta.get("tags") or []
     for heading, content in sections(text):
         event: dict[str, Any] = {
-            "event_id": _bf_id(ns, rel, heading, ev.content_hash(heading, content)),
+            "event_id": _bf_id(ns, rel, heading, memory.content_hash(heading, content)),
             "namespace": ns,
             "kind": str(meta.get("kind") or kind),
             "heading": heading,

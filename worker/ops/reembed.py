@@ -26,7 +26,7 @@ import psycopg
 from memsieve import errors
 from memsieve.embedders.base import Embedder
 from memsieve.flow import embed
-from memsieve.schemas.events import memory_text
+from memsieve.schemas.memory import memory_text
 from memsieve.store import dberrors
 from memsieve.store.postgres import Store
 from memsieve.store.queries import QUERIES

@@ -76,7 +76,7 @@ class Inbox(Connected):
         """The oldest pending events of a namespace (the caller holds the namespace lock),
         leaving out `exclude` (events that already failed in this flush)."""
         # Here, not at import: the read commands need no pydantic.
-        from memsieve.schemas.events import content_hash
+        from memsieve.schemas.memory import content_hash
 
         with self.connection() as conn, conn.cursor() as cur:
             rows = queries.all(cur, "claim_pending", (namespace, list(exclude), limit))

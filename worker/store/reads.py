@@ -74,15 +74,24 @@ class Reads(Connected):
     # -- conflicts ----------------------------------------------------------------------
     def open_conflicts(self, namespace: str | None = None) -> list[dict[str, Any]]:
         """Open conflicts with both members' text, oldest first (one namespace, or all)."""
-        return self.rows("conflicts_open", {"ns": namespace})
+        return self._conflicts(ns=namespace, open_only=True)
 
     def conflicts_of(self, memory_ids: Sequence[str]) -> list[dict[str, Any]]:
         """Every conflict, open or closed, one of these memories is part of."""
-        return self.rows("conflicts_of", {"ids": list(memory_ids)}) if memory_ids else []
+        return self._conflicts(ids=list(memory_ids)) if memory_ids else []
 
     def conflict(self, conflict_id: int) -> dict[str, Any] | None:
-        rows = self.rows("conflict", (conflict_id,))
+        rows = self._conflicts(id=conflict_id)
         return rows[0] if rows else None
+
+    def _conflicts(
+        self,
+        id: int | None = None,  # noqa: A002 - the query's parameter
+        ids: list[str] | None = None,
+        ns: str | None = None,
+        open_only: bool = False,
+    ) -> list[dict[str, Any]]:
+        return self.rows("conflicts", {"id": id, "ids": ids, "ns": ns, "open_only": open_only})
 
     def memory_open_conflicts(self, memory_id: str) -> list[dict[str, Any]]:
         """The open conflicts of one memory ([] on a store older than migration 100)."""

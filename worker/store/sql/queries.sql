@@ -284,8 +284,9 @@ INSERT INTO memory_revisions (kind, namespace, newer_id, older_id, at, actor, re
 VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id;
 
 -- ======================================================================= conflicts
--- name: conflicts_open
--- Open conflicts, oldest first, of one namespace (or of all when it is NULL).
+-- name: conflicts
+-- Conflicts with both members' text, oldest first, filtered by whichever of id, ids
+-- (either member among them), ns and open_only is given.
 SELECT c.id, c.namespace, c.older_id::text AS older_id, c.newer_id::text AS newer_id,
        c.event_id, c.verdict, c.judge, c.score, c.detail, c.distance, c.opened_at,
        c.closed_at, c.closed_how, c.loser_id::text AS loser_id, c.closed_by, c.note,
@@ -293,29 +294,12 @@ SELECT c.id, c.namespace, c.older_id::text AS older_id, c.newer_id::text AS newe
        n.heading AS newer_heading, n.content AS newer_content
   FROM memory_conflicts c JOIN memories o ON o.id = c.older_id
   JOIN memories n ON n.id = c.newer_id
- WHERE c.closed_at IS NULL AND (%(ns)s::text IS NULL OR c.namespace = %(ns)s)
+ WHERE (%(id)s::bigint IS NULL OR c.id = %(id)s::bigint)
+   AND (%(ids)s::uuid[] IS NULL
+        OR c.older_id = ANY(%(ids)s::uuid[]) OR c.newer_id = ANY(%(ids)s::uuid[]))
+   AND (%(ns)s::text IS NULL OR c.namespace = %(ns)s::text)
+   AND (NOT %(open_only)s::boolean OR c.closed_at IS NULL)
  ORDER BY c.opened_at, c.id;
-
--- name: conflicts_of
-SELECT c.id, c.namespace, c.older_id::text AS older_id, c.newer_id::text AS newer_id,
-       c.event_id, c.verdict, c.judge, c.score, c.detail, c.distance, c.opened_at,
-       c.closed_at, c.closed_how, c.loser_id::text AS loser_id, c.closed_by, c.note,
-       o.heading AS older_heading, o.content AS older_content,
-       n.heading AS newer_heading, n.content AS newer_content
-  FROM memory_conflicts c JOIN memories o ON o.id = c.older_id
-  JOIN memories n ON n.id = c.newer_id
- WHERE c.older_id = ANY(%(ids)s::uuid[]) OR c.newer_id = ANY(%(ids)s::uuid[])
- ORDER BY c.opened_at, c.id;
-
--- name: conflict
-SELECT c.id, c.namespace, c.older_id::text AS older_id, c.newer_id::text AS newer_id,
-       c.event_id, c.verdict, c.judge, c.score, c.detail, c.distance, c.opened_at,
-       c.closed_at, c.closed_how, c.loser_id::text AS loser_id, c.closed_by, c.note,
-       o.heading AS older_heading, o.content AS older_content,
-       n.heading AS newer_heading, n.content AS newer_content
-  FROM memory_conflicts c JOIN memories o ON o.id = c.older_id
-  JOIN memories n ON n.id = c.newer_id
- WHERE c.id = %s;
 
 -- name: conflict_namespace
 SELECT namespace FROM memory_conflicts WHERE id = %s;

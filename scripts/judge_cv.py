@@ -1,0 +1,286 @@
+"""Grouped k-fold cross-validation of the gate's judges on the TRAINING data only.
+
+    . .venv/bin/activate && python scripts/judge_cv.py [--folds 5] [--candidates ...]
+
+Training sources (never a held-out split, never PAWS test):
+  eval    tests/data/eval_pairs.jsonl
+  frozen1 tests/data/gate_pairs_frozen_test.jsonl (measured once; a training set since)
+  train4  tests/data/gate_pairs_train4.jsonl (when present)
+  paws    every --paws-every'th pair of PAWS-Wiki dev
+
+Folds are grouped: pairs that share a text (after folding case and space) are one group, so
+no fact sits in both the training and the test fold. Every candidate is scored like
+`memsieve.ops.gate_quality.run` scores the gate: byte-identical -> merge, distance at or over
+the kind's threshold -> insert, else the judge's verdict (same -> supersede, update -> conflict
+or, for a correction, a supersede with reason `update`). Printed per source: supersede
+precision / recall (recall over every `same` pair, including far or hard-vetoed ones), false
+supersedes on number / id / date traps, and update pairs handled as updates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import pickle
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+
+# PAWS pairs are Wikipedia sentences, not agent memories: they weigh less in training.
+PAWS_WEIGHT = 0.15
+
+
+@dataclass
+class Item:
+    a: str
+    b: str
+    label: str  # same | update | different
+    category: str
+    kind: str
+    correction: bool
+    source: str
+    weight: float = 1.0
+
+
+def load_items(
+    paws_every: int, paws_dev: Path, extra: list[tuple[str, Path]], paws_weight: float = PAWS_WEIGHT
+) -> list[Item]:
+    from memsieve.ops import gate_quality
+
+    items: list[Item] = []
+    sources = [
+        ("eval", ROOT / "tests/data/eval_pairs.jsonl"),
+        ("frozen1", ROOT / "tests/data/gate_pairs_frozen_test.jsonl"),
+        ("train4", ROOT / "tests/data/gate_pairs_train4.jsonl"),
+        *extra,
+    ]
+    for source, path in sources:
+        if not path.exists():
+            continue
+        for p in gate_quality.load(path):
+            label = p.label
+            # eval_pairs has boolean labels: its untargeted updates are updates.
+            if source == "eval" and p.category == "update":
+                label = "update"
+            items.append(Item(p.a, p.b, label, p.category, p.kind, p.correction, source))
+    paws = gate_quality.load(paws_dev)[::paws_every]
+    items += [Item(p.a, p.b, p.label, "paws", "pattern", False, "paws", paws_weight) for p in paws]
+    return items
+
+
+def groups(items: list[Item]) -> np.ndarray:
+    """Connected components of the pairs over their (folded) texts."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def key(t: str) -> str:
+        return " ".join(t.lower().split()).rstrip(".")
+
+    for it in items:
+        ra, rb = find(key(it.a)), find(key(it.b))
+        if ra != rb:
+            parent[ra] = rb
+    roots = [find(key(it.a)) for it in items]
+    ids = {r: n for n, r in enumerate(dict.fromkeys(roots))}
+    return np.array([ids[r] for r in roots])
+
+
+def fold_of(group: np.ndarray, k: int, seed: int = 15) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    uniq = np.unique(group)
+    perm = rng.permutation(len(uniq))
+    by_group = dict(zip(uniq, perm % k, strict=True))
+    return np.array([by_group[g] for g in group])
+
+
+def cached(path: Path, make):  # type: ignore[no-untyped-def]
+    if path.exists():
+        return pickle.loads(path.read_bytes())
+    value = make()
+    path.write_bytes(pickle.dumps(value))
+    return value
+
+
+def embed_and_encode(items: list[Item], cache_dir: Path):  # type: ignore[no-untyped-def]
+    """Distances (MiniLM) and contextual word vectors per distinct text, cached on disk."""
+    from memsieve.embedders.local import LocalEmbedder
+    from memsieve.gate import judge_align
+    from memsieve.gate.guards import memory_text
+    from memsieve.ops.calibrate import embed_all
+
+    texts = list(dict.fromkeys([memory_text("", t) for it in items for t in (it.a, it.b)]))
+    digest = hashlib.sha256("\n\x00".join(texts).encode()).hexdigest()[:16]
+    embedder = LocalEmbedder()
+    vecs = cached(
+        cache_dir / f"memsieve-cv-vectors-{digest}.pkl",
+        lambda: dict(zip(texts, embed_all(embedder, texts), strict=True)),
+    )
+    encoder = judge_align.MiniLMTokenEncoder(cache_size=1_000_000)
+    words = cached(
+        cache_dir / f"memsieve-cv-words-{encoder.name}-{digest}.pkl",
+        lambda: dict(zip(texts, encoder.encode(texts), strict=True)),
+    )
+    dist = []
+    for it in items:
+        va, vb = vecs[memory_text("", it.a)], vecs[memory_text("", it.b)]
+        dist.append(float(1.0 - va @ vb / (np.linalg.norm(va) * np.linalg.norm(vb))))
+    return embedder.model, np.array(dist), words
+
+
+class CachedEncoder:
+    """The cached word vectors as a TokenEncoder."""
+
+    name = "cached"
+
+    def __init__(self, words: dict) -> None:  # type: ignore[type-arg]
+        self.words = words
+
+    def encode(self, texts):  # type: ignore[no-untyped-def]
+        return [self.words[t] for t in texts]
+
+
+@dataclass
+class Scores:
+    tp: int = 0
+    fp: int = 0
+    pos: int = 0
+    traps: Counter | None = None  # type: ignore[type-arg]
+    updates: int = 0
+    updates_ok: int = 0
+    updates_dup: int = 0
+
+    def line(self) -> str:
+        p = self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+        r = self.tp / self.pos if self.pos else 0.0
+        traps = self.traps or Counter()
+        upd = f"{self.updates_ok}/{self.updates}" if self.updates else "-"
+        return (
+            f"{p:.3f} / {r:.3f} (fp {self.fp:3d}; traps n/i/d {traps['number']}/{traps['id']}/"
+            f"{traps['date']}; updates {upd}, as dup {self.updates_dup})"
+        )
+
+
+def score(items: list[Item], actions: list[str]) -> dict[str, Scores]:
+    out: dict[str, Scores] = {}
+    for it, act in zip(items, actions, strict=True):
+        s = out.setdefault(it.source, Scores(traps=Counter()))
+        dup = act in ("merge", "supersede")
+        s.pos += it.label == "same"
+        s.tp += dup and it.label == "same"
+        if dup and it.label != "same":
+            s.fp += 1
+            for t in ("number", "id", "date"):
+                if it.category == f"trap_{t}":
+                    s.traps[t] += 1  # type: ignore[index]
+        if it.label == "update":
+            s.updates += 1
+            s.updates_ok += act in ("conflict", "supersede-update")
+            s.updates_dup += dup
+    return out
+
+
+CUTS = (0.5, 0.7, 0.8, 0.9)
+
+
+def _errors(items, actions, dist, p_same, p_upd, judged) -> None:  # type: ignore[no-untyped-def]
+    ps = dict(zip(judged, p_same, strict=True))
+    pu = dict(zip(judged, p_upd, strict=True))
+    for i, (it, a) in enumerate(zip(items, actions, strict=True)):
+        if it.source == "paws":
+            continue
+        dup = a in ("merge", "supersede")
+        ok = (it.label == "same") == dup and (
+            it.label != "update" or a in ("conflict", "supersede-update")
+        )
+        if not ok:
+            print(
+                f"ERR {it.source} {it.category} {it.label}->{a} d={dist[i]:.2f} "
+                f"ps={ps.get(i, -1):.2f} pu={pu.get(i, -1):.2f}\n   A: {it.a}\n   B: {it.b}"
+            )
+
+
+def _print(title: str, scores: dict[str, Scores]) -> None:
+    print(f"\n{title}")
+    for source, s in sorted(scores.items()):
+        print(f"  {source:8s} {s.line()}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--paws-every", type=int, default=2)
+    ap.add_argument("--paws-dev", default=str(ROOT.parent / "shared/data/paws/paws_wiki_dev.tsv"))
+    ap.add_argument("--cache-dir", default="/tmp")
+    ap.add_argument("--paws-weight", type=float, default=PAWS_WEIGHT)
+    ap.add_argument("--candidates", default="guards,classifier")
+    ap.add_argument("--target", type=float, default=0.95)
+    ap.add_argument("--errors", action="store_true", help="print the errors at the chosen cut")
+    ap.add_argument("--extra", action="append", default=[], help="SOURCE=PATH, training only")
+    args = ap.parse_args()
+
+    import train_judge
+    from memsieve.gate import judge as gjudge
+    from memsieve.gate import thresholds
+
+    extra = [(s.split("=", 1)[0], Path(s.split("=", 1)[1])) for s in args.extra]
+    items = load_items(args.paws_every, Path(args.paws_dev), extra, args.paws_weight)
+    model, dist, words = embed_and_encode(items, Path(args.cache_dir))
+    grp = groups(items)
+    folds = fold_of(grp, args.folds)
+    print(f"{len(items)} pairs, {len(set(grp))} groups:", dict(Counter(i.source for i in items)))
+
+    thr = np.array([thresholds.threshold_for(model, it.kind) for it in items])
+    judged = [i for i, it in enumerate(items) if it.a != it.b and dist[i] < thr[i]]
+    base = ["merge" if it.a == it.b else "insert" for it in items]
+
+    def act(i: int, verdict: str) -> str:
+        if verdict == "same":
+            return "supersede"
+        if verdict == "update":
+            return "supersede-update" if items[i].correction else "conflict"
+        return "insert"
+
+    from memsieve.gate.judge_classifier import pair_inputs
+
+    inputs = pair_inputs([(items[i].a, items[i].b, float(dist[i])) for i in judged])
+    for name in args.candidates.split(","):
+        actions = list(base)
+        if name == "guards":
+            verdicts = gjudge.guard_judge()(inputs)
+            for i, j in zip(judged, verdicts, strict=True):
+                actions[i] = act(i, str(j.verdict))
+            _print(name, score(items, actions))
+            continue
+        p_same, p_upd = train_judge.cross_validate(
+            name, items, judged, inputs, CachedEncoder(words), folds, args.folds
+        )
+        label = np.array([items[i].label for i in judged])
+        src = np.array([items[i].source for i in judged])
+        cut, ucut = train_judge.cuts_for(p_same, p_upd, label, src, args.target)
+        for c in dict.fromkeys([cut, *CUTS]):
+            for i, ps, pu in zip(judged, p_same, p_upd, strict=True):
+                v = "same" if ps >= c else ("update" if pu >= ucut else "different")
+                actions[i] = act(i, v)
+            mark = " (chosen)" if c == cut else ""
+            if c == cut and args.errors:
+                _errors(items, actions, dist, p_same, p_upd, judged)
+            _print(
+                f"{name}, cut p(same) {c:.2f}{mark}, p(update) {ucut:.2f}", score(items, actions)
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
