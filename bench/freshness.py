@@ -14,12 +14,15 @@ Per repeat, on a fresh database, with the worker of `memsieve up` (defaults) and
   * the backfill's first memory: seconds from the first backfill event in the inbox
     (its first message accepted) to the first backfill memory written, by the database's
     clock; and from the start of the enqueue command.
-Prints p50/p99 of the live latencies per run and over all runs.
+Prints p50/p99 of the live latencies per run and over all runs, and per run where the
+time went: sent -> its capture accepted (waiting for a worker process) and capture ->
+memory row (waiting for the flush, and the flush itself).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from dataclasses import replace
 from typing import Any
@@ -39,9 +42,10 @@ def run(
     events: list[dict[str, Any]],
     concurrency: int,
     probe_every: float,
+    extra: dict[str, str],
 ) -> dict[str, Any]:
     db = svc.fresh_db()
-    env = openai_env(svc, db, base_url, MEMSIEVE_CONCURRENCY=str(concurrency))
+    env = openai_env(svc, db, base_url, MEMSIEVE_CONCURRENCY=str(concurrency), **extra)
     worker = harness.Worker(env, concurrency)
     live: list[float] = []
     try:
@@ -51,6 +55,7 @@ def run(
             started = time.monotonic()
             proc = enqueue_file(env, events)
             waiting: dict[str, float] = {}
+            sent_at: dict[str, float] = {}
             i = 0
             next_probe = started + probe_every
             while True:
@@ -72,6 +77,7 @@ def run(
                         queue=constants.QUEUE,
                     )
                     waiting[eid] = now
+                    sent_at[eid] = time.time()
                     i += 1
                     next_probe = now + probe_every
                 if waiting:
@@ -97,10 +103,22 @@ def run(
                 "  WHERE event_id NOT LIKE 'live-%%')"
                 " - (SELECT min(received_at) FROM events WHERE event_id NOT LIKE 'live-%%'))"
             ).fetchone()
+            # Where each live lesson's time went, by the database's clock: waiting for a
+            # worker process to take its capture message, then capture -> memory row.
+            parts = conn.execute(
+                "SELECT e.event_id, extract(epoch FROM e.received_at),"
+                " extract(epoch FROM m.created_at) FROM events e"
+                " JOIN memories m ON m.event_id = e.event_id AND m.namespace = e.ns_key"
+                " WHERE e.event_id LIKE 'live-%%'"
+            ).fetchall()
     finally:
         worker.stop()
     assert first is not None
+    to_capture = [float(r[1]) - sent_at[r[0]] for r in parts]
+    to_memory = [float(r[2]) - float(r[1]) for r in parts]
     return {
+        "to_capture": to_capture,
+        "to_memory": to_memory,
         "live": live,
         "first_memory": float(first[0]),
         "elapsed": elapsed,
@@ -118,22 +136,44 @@ def main() -> None:
     ap.add_argument("--delay-ms", type=float, default=100.0)
     ap.add_argument("--concurrency", type=int, default=2)
     ap.add_argument("--probe-every", type=float, default=0.5)
+    ap.add_argument(
+        "--variant",
+        action="append",
+        help="worker settings of one variant, e.g. MEMSIEVE_YIELD_TO_LIVE=false (repeatable;"
+        " each repeat runs every variant in turn, for same-run comparisons)",
+    )
     args = ap.parse_args()
 
     events = harness.make_events(args.events, args.namespaces)
-    runs = []
+    variants = [dict(kv.split("=", 1) for kv in v.split(",") if kv) for v in args.variant or [""]]
+    runs: list[list[dict[str, Any]]] = [[] for _ in variants]
     with harness.Services() as svc, FakeServer(args.delay_ms / 1000, "base64") as fake:
         for rep in range(args.repeats):
-            r = run(svc, fake.base_url, events, args.concurrency, args.probe_every)
-            runs.append(r)
-            print(
-                f"[{rep}] {len(r['live'])} live lessons: p50 {harness.pct(r['live'], 50):.2f} s, "
-                f"p99 {harness.pct(r['live'], 99):.2f} s, max {max(r['live']):.2f} s; "
-                f"first backfill memory {r['first_memory']:.2f} s after its first event "
-                f"was accepted; backfill {r['rate']:.0f} ev/s",
-                flush=True,
-            )
-    live = [x for r in runs for x in r["live"]]
+            for v, extra in enumerate(variants):
+                r = run(svc, fake.base_url, events, args.concurrency, args.probe_every, extra)
+                runs[v].append(r)
+                print(
+                    f"[{rep}] {extra or 'defaults'}: {len(r['live'])} live lessons: p50"
+                    f" {harness.pct(r['live'], 50):.2f} s, p99 {harness.pct(r['live'], 99):.2f}"
+                    f" s, max {max(r['live']):.2f} s; first backfill memory"
+                    f" {r['first_memory']:.2f} s after its first event was accepted;"
+                    f" backfill {r['rate']:.0f} ev/s",
+                    flush=True,
+                )
+                print(
+                    f"    sent -> capture p50 {harness.pct(r['to_capture'], 50):.2f} s,"
+                    f" p99 {harness.pct(r['to_capture'], 99):.2f} s; capture -> memory p50"
+                    f" {harness.pct(r['to_memory'], 50):.2f} s,"
+                    f" p99 {harness.pct(r['to_memory'], 99):.2f} s"
+                    f" (load {os.getloadavg()[0]:.1f})",
+                    flush=True,
+                )
+                slow = sorted(zip(r["to_capture"], r["to_memory"], strict=True), key=sum)[-3:]
+                print(
+                    "    slowest (sent -> capture, capture -> memory): "
+                    + ", ".join(f"({a:.2f}, {b:.2f})" for a, b in slow),
+                    flush=True,
+                )
     med = harness.median
     print()
     print(
@@ -141,18 +181,23 @@ def main() -> None:
         f"lesson every {args.probe_every} s, server delay {args.delay_ms:.0f} ms, "
         f"concurrency {args.concurrency}, {args.repeats} runs"
     )
-    p99s = ", ".join(f"{harness.pct(r['live'], 99):.2f}" for r in runs)
-    firsts = ", ".join(f"{r['first_memory']:.2f}" for r in runs)
-    print(
-        f"| live lesson during the backfill ({len(live)} lessons) | p50 "
-        f"{harness.pct(live, 50):.2f} s | p99 {harness.pct(live, 99):.2f} s | "
-        f"per-run p99: {p99s} s |"
-    )
-    print(
-        f"| first backfill memory after its first accepted event | median "
-        f"{med([r['first_memory'] for r in runs]):.2f} s | runs: "
-        f"{firsts} s | |"
-    )
+    for extra, vruns in zip(variants, runs, strict=True):
+        live = [x for r in vruns for x in r["live"]]
+        p99s = ", ".join(f"{harness.pct(r['live'], 99):.2f}" for r in vruns)
+        firsts = ", ".join(f"{r['first_memory']:.2f}" for r in vruns)
+        rates = ", ".join(f"{r['rate']:.0f}" for r in vruns)
+        print(f"{extra or 'defaults'}:")
+        print(
+            f"| live lesson during the backfill ({len(live)} lessons) | p50 "
+            f"{harness.pct(live, 50):.2f} s | p99 {harness.pct(live, 99):.2f} s | "
+            f"per-run p99: {p99s} s |"
+        )
+        print(
+            f"| first backfill memory after its first accepted event | median "
+            f"{med([r['first_memory'] for r in vruns]):.2f} s | runs: "
+            f"{firsts} s | |"
+        )
+        print(f"| backfill rate | median {med([r['rate'] for r in vruns]):.0f} ev/s | {rates} |")
 
 
 if __name__ == "__main__":

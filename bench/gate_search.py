@@ -206,7 +206,7 @@ def run_size(
             conn.execute("DROP INDEX memories_hnsw")
 
         # In worker memory: load each namespace once (as gate_write does on a cache miss).
-        from memsieve.store.gate_write import load_live
+        from memsieve.store.gate_load import load_all as load_live
 
         sets, loads = {}, []
         with conn.cursor() as cur:

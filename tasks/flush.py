@@ -14,6 +14,13 @@ from memsieve.tasks.capture import flush_later, scheduled_key
 log = logging.getLogger("memsieve.tasks.flush")
 
 
+def delivered_on(request: Any) -> str | None:
+    """The queue this message came from (None when unknown, e.g. called directly)."""
+    info = getattr(request, "delivery_info", None) or {}
+    key = info.get("routing_key") if isinstance(info, dict) else None
+    return key if isinstance(key, str) else None
+
+
 @app.task(
     name=constants.TASK_FLUSH,
     bind=True,
@@ -35,7 +42,14 @@ def flush(self: Any, namespace: Any, lane: Any = constants.QUEUE) -> dict[str, A
             pipe.redis.delete(scheduled_key(namespace, lane))
         # One slice of work, then the rest goes back on the flush lane: a process never
         # stays away from the live queue for more than about a slice.
-        result = pipe.flush(namespace, budget=pipe.settings.flush_slice_ms / 1000)
+        # A flush delivered on a lower lane also stops after the batch in hand when work
+        # waits on a higher one (a live capture, a live flush's re-check or leftovers).
+        higher = runtime.higher_lanes(delivered_on(self.request))
+        result = pipe.flush(
+            namespace,
+            budget=pipe.settings.flush_slice_ms / 1000,
+            yield_to=(lambda: runtime.work_waiting(higher)) if higher else None,
+        )
     except errors.EmbedderMismatch:
         raise
     except (errors.TransientError, redis.RedisError) as exc:
@@ -73,8 +87,9 @@ def flush(self: Any, namespace: Any, lane: Any = constants.QUEUE) -> dict[str, A
         flush_later(namespace, countdown=runtime.backoff(3), queue=again)
     elif pipe.store.has_pending(namespace):
         # Lost wake-up: events that arrived while we held the lock and whose own flush
-        # was refused are picked up here.
-        flush_later(namespace, queue=again)
+        # was refused (it retries in a second) are picked up here; a live namespace's on
+        # the live queue, where they came from.
+        flush_later(namespace, queue=constants.QUEUE if lane == constants.QUEUE else again)
     counts: dict[str, Any] = {"namespace": namespace}
     for o in result.outcomes:
         counts[o.decision] = counts.get(o.decision, 0) + 1

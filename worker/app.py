@@ -50,6 +50,11 @@ def configure(settings: Settings) -> Celery:
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
+        # Redis: take a message only when a process is free. Without it, each countdown
+        # (a busy flush's retry) raises the prefetch by one, and the extra message taken
+        # (backfill work, when the higher lanes were empty) then runs before a live
+        # capture that arrives meanwhile. Celery ignores it with a warning on AMQP.
+        worker_disable_prefetch=(settings.broker_url or "").startswith(("redis", "rediss")),
         worker_cancel_long_running_tasks_on_connection_loss=True,
         worker_send_task_events=True,
         # Off: a retry re-sends the task from the worker, and the task-sent event would

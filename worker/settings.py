@@ -122,7 +122,8 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     ),
     "MEMSIEVE_GATE_SEARCH": (
         "memory",
-        "memory (exact, per-worker matrix of a namespace's live vectors) | sql (one query per event)",
+        "memory (exact, per-worker matrix of a namespace's live vectors; a namespace over "
+        "MEMSIEVE_GATE_CACHE_MB is searched in SQL) | sql (one exact query per event)",
     ),
     "MEMSIEVE_LOCAL_THREADS": (
         "0",
@@ -160,11 +161,17 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     ),
     "MEMSIEVE_GATE_CACHE_MB": (
         "512",
-        "per-process budget for cached namespaces' vectors (least recently used evicted)",
+        "per-process budget for cached namespaces' vectors (least recently used evicted); a "
+        "namespace larger than all of it is searched in SQL (~80,000 rows of 1,536 d at 512)",
     ),
     "MEMSIEVE_FLUSH_SLICE_MS": (
         "1000",
         "a flush drains about this long, then re-queues the rest behind live work",
+    ),
+    "MEMSIEVE_YIELD_TO_LIVE": (
+        "true",
+        "a flush delivered on the flush or backfill lane stops after its batch in hand when "
+        "a higher lane has messages on the Redis broker (false: only the time slice bounds it)",
     ),
     "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS": (
         "10000",
@@ -312,6 +319,8 @@ class Settings:
     # A backfilled namespace gets a flush ahead of the backlog at most this often; its
     # other flushes queue behind the backfill's captures and drain full batches.
     backfill_flush_every_ms: int = 10000
+    # A flush off the live lane also stops between batches when live captures wait.
+    yield_to_live: bool = True
     # Largest capture message accepted (bytes of the body as the broker delivers it).
     max_message_bytes: int = 16 * 1024 * 1024
     # The optional LLM judge of the gate (memsieve.judge_llm): off while the model is "".
@@ -425,6 +434,8 @@ class Settings:
             key_file=env.get("MEMSIEVE_KEY_FILE") or None,
             flush_slice_ms=_int(env, "MEMSIEVE_FLUSH_SLICE_MS", 1000, 1),
             backfill_flush_every_ms=_int(env, "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS", 10000, 0),
+            yield_to_live=_choice(env, "MEMSIEVE_YIELD_TO_LIVE", ("true", "false"), "true")
+            == "true",
             max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
             judge=_choice(env, "MEMSIEVE_JUDGE", ("guards", "classifier"), "classifier"),
             judge_llm_model=env.get("MEMSIEVE_JUDGE_LLM_MODEL", "").strip(),

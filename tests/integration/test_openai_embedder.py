@@ -37,6 +37,20 @@ def make(fake: FakeOpenAI, **kw: Any) -> OpenAIEmbedder:
 # -- the happy path --------------------------------------------------------------------
 
 
+def test_warm_up_builds_the_client_and_loads_the_encoding_without_a_request(
+    fake_openai: FakeOpenAI,
+) -> None:
+    emb = make(fake_openai)
+    tokens.encoding.cache_clear()
+    emb.warm_up()
+    assert tokens.encoding.cache_info().currsize == 1
+    built = emb._client._client
+    assert built is not None and fake_openai.requests == 0
+    emb.embed(["hello"])
+    assert emb._client.get() is built  # the first request used the warmed client
+    assert fake_openai.requests == 1
+
+
 def test_one_request_per_batch_with_requested_dimensions(fake_openai: FakeOpenAI) -> None:
     emb = make(fake_openai, dims=256)
     vecs = emb.embed(["alpha", "beta", "gamma"])

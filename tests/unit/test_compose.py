@@ -36,6 +36,7 @@ CREDENTIALS = {
 
 # Settings the compose stack leaves at their defaults, and why that is right there.
 DEFAULT_IS_FINE = {
+    "MEMSIEVE_YIELD_TO_LIVE": "on by default; false only to measure without it",
     "MEMSIEVE_JUDGE": "classifier, the measured default",
     "MEMSIEVE_JUDGE_LLM_MODEL": "the LLM judge is off unless configured",
     "MEMSIEVE_JUDGE_LLM_BASE_URL": "only with the LLM judge",

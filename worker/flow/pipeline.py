@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -292,11 +292,19 @@ class Pipeline:
         return out
 
     # -- stages 2-4: embed, lock, gate, write -------------------------------------------
-    def flush(self, namespace: str, wait: float = 0.0, budget: float | None = None) -> FlushResult:
+    def flush(
+        self,
+        namespace: str,
+        wait: float = 0.0,
+        budget: float | None = None,
+        yield_to: Callable[[], bool] | None = None,
+    ) -> FlushResult:
         """Drain pending events of one namespace. Returns busy=True if another worker holds it.
 
         With a `budget` (seconds), stop claiming new batches once it is spent and return
-        more=True: the caller re-queues the rest, so other work gets its turn.
+        more=True: the caller re-queues the rest, so other work gets its turn. `yield_to`,
+        asked after each batch, ends the flush the same way when it answers True (live
+        work is waiting).
         """
         self.ensure_bound()
         result = FlushResult(namespace)
@@ -312,10 +320,16 @@ class Pipeline:
             # worker owns the namespace now. Correctness never depended on the lock (the
             # advisory lock and the pending re-check in write_batch guard each write).
             started = time.monotonic()
+            batches = 0
             while not lock.lost:
                 if budget is not None and time.monotonic() - started >= budget:
                     result.more = True
                     break
+                # After one batch at least, so that every flush makes progress.
+                if batches and yield_to is not None and yield_to():
+                    result.more = True
+                    break
+                batches += 1
                 try:
                     pending = self.store.claim_pending(
                         namespace, self.settings.batch_size, exclude=result.failed

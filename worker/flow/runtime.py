@@ -6,7 +6,9 @@ import logging
 import os
 import random
 
+import redis
 from celery import signals
+from memsieve import constants
 from memsieve.app import current_settings
 from memsieve.delivery import broker
 from memsieve.flow.pipeline import Pipeline
@@ -21,6 +23,40 @@ def pipeline() -> Pipeline:
         _pipeline = Pipeline(current_settings())
         _pid = os.getpid()
     return _pipeline
+
+
+_broker: redis.Redis | None = None
+_broker_pid: int | None = None
+
+
+def work_waiting(queues: tuple[str, ...]) -> bool:
+    """Whether messages wait on any of these broker queues (Redis only: LLEN each).
+
+    A flush delivered on a lower lane asks between batches and stops when it is so: the
+    process is back at the higher lanes after one batch, not after a whole slice. On AMQP
+    this answers False (the lanes are separate queues, consumed round-robin)."""
+    global _broker, _broker_pid
+    settings = current_settings()
+    url = settings.broker_url or ""
+    if not settings.yield_to_live or not url.startswith(("redis://", "rediss://", "unix://")):
+        return False
+    if _broker is None or _broker_pid != os.getpid():
+        _broker = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        _broker_pid = os.getpid()
+    try:
+        pipe = _broker.pipeline(transaction=False)
+        for q in queues:
+            pipe.llen(q)
+        return any(pipe.execute())
+    except redis.RedisError:
+        return False  # the slice still bounds the wait
+
+
+def higher_lanes(queue: str | None) -> tuple[str, ...]:
+    """The lanes polled before `queue` (constants.QUEUES is the order)."""
+    if queue not in constants.QUEUES:
+        return ()
+    return constants.QUEUES[: constants.QUEUES.index(queue)]
 
 
 # Garbage popped off a Redis queue is recorded in this process's store.

@@ -48,6 +48,12 @@ def unit(vectors: np.ndarray) -> np.ndarray:
     return v / np.where(norms == 0, 1, norms)
 
 
+def live_set_nbytes(n: int, dims: int) -> int:
+    """What a `LiveSet` of n rows built from the database holds (`LiveSet.nbytes`)."""
+    capacity = n + 64
+    return capacity * dims * 4 + capacity + 400 * n
+
+
 class LiveSet:
     """Live rows of one namespace and model: metadata, unit vectors, and a live mask."""
 
@@ -143,6 +149,11 @@ class NamespaceCache:
         self.hits = 0
         self.loads = 0  # full loads from the database
         self.refreshes = 0  # copies brought up to date with only the rows changed since
+        self.too_large = 0  # batches of a namespace over the budget, searched in SQL instead
+
+    def fits(self, n: int, dims: int) -> bool:
+        """Whether a namespace of n live rows of `dims` would be kept (the whole budget)."""
+        return live_set_nbytes(n, dims) <= self.budget
 
     def peek(self, namespace: str, model: str) -> tuple[int, LiveSet] | None:
         """The cached copy at whatever version it is (to bring up to date), or None."""

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import psycopg
 from memsieve.gate import vectors
+from memsieve.store.queries import QUERIES
 
 _COLUMNS = "id::text, kind, heading, content, content_hash, embedding"
 
@@ -23,12 +24,7 @@ def _vec(emb: Any) -> np.ndarray:
 
 
 def load_all(cur: psycopg.Cursor[Any], namespace: str, model: str, dims: int) -> vectors.LiveSet:
-    cur.execute(
-        f"SELECT {_COLUMNS} FROM memories"  # noqa: S608 - constant column list
-        " WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s",
-        (namespace, model),
-        binary=True,
-    )
+    cur.execute(QUERIES["live_rows"], (namespace, model), binary=True)
     rows, vecs = [], []
     for mid, kind, heading, content, chash, emb in cur.fetchall():
         rows.append(vectors.Row(mid, kind, heading, content, chash))
@@ -65,6 +61,23 @@ def refresh(
             alive and same_space,
         )
     return True
+
+
+def fits(
+    cur: psycopg.Cursor[Any],
+    cache: vectors.NamespaceCache,
+    namespace: str,
+    model: str,
+    dims: int,
+) -> bool:
+    """Whether the namespace's live set fits the cache. Counted only when the cache holds no
+    copy of it (a copy was within the budget when it was filed; one that outgrows it is
+    not filed again, so its next batch counts)."""
+    if cache.peek(namespace, model) is not None:
+        return True
+    cur.execute(QUERIES["count_live"], (namespace, model))
+    row = cur.fetchone()
+    return cache.fits(int(row[0]) if row else 0, dims)
 
 
 def live_for(

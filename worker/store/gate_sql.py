@@ -5,8 +5,9 @@ It only loads: the rows it finds (each event's k nearest live rows of the namesp
 model, and any live row byte-identical to an event) become the `LiveSet` that the one batch
 gate (`memsieve.gate.batch.gate`) decides against, and `memsieve.store.gate_write.apply`
 writes the decisions, as for the default path. The k nearest of the whole namespace are
-among the rows loaded, so both backends decide alike. Kept as the benchmarks' baseline and
-as an escape hatch for namespaces too large for worker memory.
+among the rows loaded, so both backends decide alike. Used for every namespace with
+MEMSIEVE_GATE_SEARCH=sql, and automatically for a namespace whose live set would not fit
+MEMSIEVE_GATE_CACHE_MB (`memsieve.store.gate_write`; sizes and costs in docs/performance.md).
 """
 
 from __future__ import annotations

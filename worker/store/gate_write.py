@@ -40,14 +40,12 @@ OPEN_CONFLICT_MEMBERS = QUERIES["open_conflict_members"]
 FINISH_EVENT = QUERIES["finish_event"]
 
 
-def load_live(cur: psycopg.Cursor[Any], namespace: str, model: str, dims: int) -> vectors.LiveSet:
-    cur.execute(QUERIES["live_rows"], (namespace, model), binary=True)
-    rows, vecs = [], []
-    for mid, kind, heading, content, chash, emb in cur.fetchall():
-        rows.append(vectors.Row(mid, kind, heading, content, chash))
-        vecs.append(emb.to_numpy() if hasattr(emb, "to_numpy") else np.asarray(emb))
-    matrix = np.vstack(vecs) if vecs else np.zeros((0, dims), np.float32)
-    return vectors.LiveSet.build(dims, rows, matrix)
+# A namespace too large for the cache costs, per batch, either one load of every row or
+# one exact SQL search per event, each reading every row of the namespace: both grow with
+# its size, and a load costs as much as 8-14 searches (bench/gate_switch.py, 20,000 rows:
+# 0.58 s vs 0.071 s at a load average of 3, 3.0 s vs 0.22 s at 8). Up to this many events
+# a batch searches in SQL; more, it loads the namespace (and does not keep it).
+SQL_MAX_EVENTS = 10
 
 
 def namespace_version(cur: psycopg.Cursor[Any], namespace: str) -> int:
@@ -87,12 +85,22 @@ def write_batch(
     function that installs the batch into the cache; call it only after commit.
 
     `search`: where the candidates come from: "memory" (the namespace's live vectors,
-    cached between batches) or "sql" (`memsieve.store.gate_sql`, one query per event)."""
+    cached between batches; a namespace larger than the cache's budget goes to "sql") or
+    "sql" (`memsieve.store.gate_sql`, one exact query per event)."""
     model, dims = config.model, config.dims
     cur.execute(QUERIES["lock_batch_events"], (namespace, [ev.event_id for ev, _ in items]))
     status = {r[0]: (r[1], r[2]) for r in cur.fetchall()}
     version = namespace_version(cur, namespace)
     todo = [(ev, vec) for ev, vec in items if status.get(ev.event_id, ("", None))[0] == "pending"]
+    if (
+        search == "memory"
+        and len(todo) <= SQL_MAX_EVENTS
+        and not gate_load.fits(cur, cache, namespace, model, dims)
+    ):
+        # Larger than MEMSIEVE_GATE_CACHE_MB: it would be loaded whole for this batch and
+        # not kept. A few events cost less as exact nearest-neighbour queries in SQL.
+        cache.too_large += 1
+        search = "sql"
     if search == "sql":
         live = gate_sql.load_nearest(cur, namespace, model, dims, todo, config.k)
         cached = partial = True

@@ -416,6 +416,12 @@ SELECT version FROM namespace_versions WHERE namespace = %s;
 SELECT id::text, kind, heading, content, content_hash, embedding FROM memories
  WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s;
 
+-- name: count_live
+-- Whether a namespace fits the gate's cache (gate_load.fits): an index-only scan of
+-- memories_live_ns.
+SELECT count(*) FROM memories
+ WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s;
+
 -- name: outside_target
 -- A live row a correction names that lies outside this model's vector space.
 SELECT id::text, kind, heading, content, content_hash, (embedding <=> %b)::float8

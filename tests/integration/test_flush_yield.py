@@ -1,0 +1,71 @@
+"""A flush delivered on a lower lane stops after its batch in hand when a higher lane has
+work (issue 16: a live capture waits for one batch of a backfill, not a whole slice)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import redis
+from memsieve import constants
+from memsieve.flow import runtime
+from memsieve.flow.pipeline import Pipeline
+from memsieve.settings import Settings
+from memsieve.store.postgres import Store
+
+
+def events(n: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "event_id": f"e-{i}",
+            "namespace": "bulk",
+            "kind": "retro",
+            "heading": f"lesson {i}",
+            "content": f"Deploy {i * 7919 % 1000} broke cache {i * 104729 % 977}",
+        }
+        for i in range(n)
+    ]
+
+
+def test_a_flush_stops_after_one_batch_when_asked_to_yield(
+    settings: Settings, store: Store
+) -> None:
+    pipe = Pipeline(replace(settings, batch_size=10), store=store)
+    try:
+        pipe.accept(events(35))
+        asked: list[int] = []
+
+        def live_waits() -> bool:
+            asked.append(1)
+            return True
+
+        first = pipe.flush("bulk", yield_to=live_waits)
+        assert (len(first.outcomes), first.more, len(asked)) == (10, True, 1)
+        rest = pipe.flush("bulk", yield_to=lambda: False)
+        assert (len(rest.outcomes), rest.more) == (25, False)
+    finally:
+        pipe.redis.close()
+
+
+def test_work_waiting_reads_the_higher_lanes_of_the_redis_broker(
+    settings: Settings, redis_url: str, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(runtime, "current_settings", lambda: settings)
+    monkeypatch.setattr(runtime, "_broker", None)
+    assert runtime.higher_lanes(constants.QUEUE) == ()
+    assert runtime.higher_lanes(constants.QUEUE_FLUSH) == (constants.QUEUE,)
+    assert runtime.higher_lanes(constants.QUEUE_BACKFILL) == (
+        constants.QUEUE,
+        constants.QUEUE_FLUSH,
+    )
+    assert runtime.higher_lanes(None) == ()
+    lanes = runtime.higher_lanes(constants.QUEUE_BACKFILL)
+    assert not runtime.work_waiting(lanes)
+    client = redis.Redis.from_url(redis_url)
+    client.lpush(constants.QUEUE_FLUSH, b"{}")
+    assert runtime.work_waiting(lanes)
+    assert not runtime.work_waiting(runtime.higher_lanes(constants.QUEUE_FLUSH))
+    monkeypatch.setattr(runtime, "current_settings", lambda: replace(settings, yield_to_live=False))
+    assert not runtime.work_waiting(lanes)
+    client.delete(constants.QUEUE_FLUSH)
+    client.close()
