@@ -41,9 +41,12 @@ def run_memsieve(
     events: list[dict[str, Any]],
     concurrency: int,
     chunk: str = "",
+    judge: str = "",
 ) -> dict[str, Any]:
     db = svc.fresh_db()
     env = openai_env(svc, db, base_url, MEMSIEVE_CONCURRENCY=str(concurrency))
+    if judge:
+        env["MEMSIEVE_JUDGE"] = judge
     worker = harness.Worker(env, concurrency)
     try:
         worker.wait_ready()
@@ -147,18 +150,31 @@ def main() -> None:
         help="comma-separated `enqueue --chunk` values to compare in the same run "
         "(default: the command's own)",
     )
+    ap.add_argument(
+        "--judges",
+        default="",
+        help="comma-separated MEMSIEVE_JUDGE values to compare in the same run "
+        "(default: the service's own)",
+    )
     args = ap.parse_args()
 
     events = harness.make_events(args.events, args.namespaces)
     chunks = args.chunks.split(",") if args.chunks else [""]
-    formats = [f"{fmt}/chunk {c}" if c else fmt for fmt in args.formats.split(",") for c in chunks]
+    judges = args.judges.split(",") if args.judges else [""]
+    formats = [
+        fmt + (f"/chunk {c}" if c else "") + (f"/judge {j}" if j else "")
+        for fmt in args.formats.split(",")
+        for c in chunks
+        for j in judges
+    ]
     results: dict[str, list[dict[str, Any]]] = {f: [] for f in formats}
     with harness.Services() as svc:
         for rep in range(args.repeats):
             for label in formats:
-                fmt, _, chunk = label.partition("/chunk ")
+                head, _, judge = label.partition("/judge ")
+                fmt, _, chunk = head.partition("/chunk ")
                 with FakeServer(args.delay_ms / 1000, fmt) as fake:
-                    m = run_memsieve(svc, fake.base_url, events, args.concurrency, chunk)
+                    m = run_memsieve(svc, fake.base_url, events, args.concurrency, chunk, judge)
                     n = None
                     if not args.skip_naive:
                         n = run_naive(

@@ -7,12 +7,15 @@ with the real model and the shipped weights is in tests/integration/test_judge_q
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pytest
+from memsieve.gate import judge_features
 from memsieve.gate.decide import Candidate, Incoming
 from memsieve.gate.judge import Verdict
-from memsieve.gate.judge_align import LexicalTokenEncoder, align
+from memsieve.gate.judge_align import LexicalTokenEncoder, WordVectors, align
 from memsieve.gate.judge_classifier import (
     ClassifierJudge,
     Model,
@@ -154,6 +157,39 @@ def test_distance_is_rescaled_for_another_embedder() -> None:
     assert scaled([pair])[0].verdict is not Verdict.SAME
 
 
+class _PooledEncoder(LexicalTokenEncoder):
+    """Lexical words plus a sentence vector per text, as the MiniLM encoder pools them:
+    here two directions that make the pair's model distance exactly `distance`."""
+
+    def __init__(self, distance: float) -> None:
+        self.distance = distance
+
+    def encode(self, texts: Sequence[str]) -> list[WordVectors]:
+        angle = np.arccos(1.0 - self.distance)
+        out = []
+        for n, wv in enumerate(super().encode(texts)):
+            vec = np.array([np.cos(angle * n), np.sin(angle * n)], dtype=np.float32)
+            out.append(replace(wv, sentence=vec))
+        return out
+
+
+def test_another_embedders_pairs_are_judged_on_the_encoders_own_distance() -> None:
+    by_distance = _weights(bias=2.0, distance=-10.0)  # same when distance < 0.2
+    pair = _pair("Run the linter before you push.", "Before you push, run the linter.", 0.07)
+    # Rescaled, the other embedder's 0.07 reads as 0.35: not the same fact.
+    rescaled = ClassifierJudge(_PooledEncoder(0.05), by_distance, distance_scale=5.0)
+    assert rescaled([pair])[0].verdict is not Verdict.SAME
+    # With the encoder's own distance (0.05) the weights see what they were trained on.
+    own = ClassifierJudge(
+        _PooledEncoder(0.05), by_distance, distance_scale=5.0, model_distances=True
+    )
+    assert own([pair])[0].verdict is Verdict.SAME
+    far = ClassifierJudge(
+        _PooledEncoder(0.5), by_distance, distance_scale=1.0, model_distances=True
+    )
+    assert far([pair])[0].verdict is not Verdict.SAME
+
+
 def test_empty_batch_and_order() -> None:
     judge = ClassifierJudge(LexicalTokenEncoder(), ALIGNED)
     assert judge([]) == []
@@ -224,3 +260,40 @@ def test_word_pieces_become_one_unit_vector_per_word() -> None:
     np.testing.assert_allclose(wv.vectors, [[1, 0], [0, 1], [0.70710677, 0.70710677]], atol=1e-6)
     empty = word_vectors(TokenVectors("", vecs[:2], (None, None), ((0, 0), (0, 0))))
     assert empty.words == () and empty.vectors.shape == (0, 2)
+
+
+@pytest.mark.parametrize(
+    ("added", "extended"),
+    [
+        (" Confirmed again.", True),
+        (" Confirmed again in the March retro.", True),
+        (" Not any more.", False),  # negates
+        (" We don't do this.", False),
+        (" This no longer applies.", False),  # announces a change: an update, not a repeat
+        (" From now on, use 6 pm.", False),
+    ],
+)
+def test_a_live_text_repeated_whole_with_a_sentence_added_is_the_same_fact(
+    added: str, extended: bool
+) -> None:
+    live = "Deploys run after the nightly backup; pin the proxy version first."
+    assert judge_features.extends(live, live + added) is extended
+    # Never the other way round (the live memory says more), nor a prefix that negates.
+    assert not judge_features.extends(live + added, live)
+    assert not judge_features.extends(live, "Never " + live[0].lower() + live[1:])
+    # Whatever the model's p(same), the judge does not keep the repeat as a second row.
+    never_same = _weights(bias=-5.0)
+    (j,) = ClassifierJudge(LexicalTokenEncoder(), never_same)([_pair(live, live + added)])
+    assert (j.verdict is Verdict.SAME) is extended
+
+
+class _NoEncoder(LexicalTokenEncoder):
+    def encode(self, texts: Sequence[str]) -> list[WordVectors]:
+        assert not texts, f"encoded {texts!r}"
+        return []
+
+
+def test_a_repeat_with_a_sentence_added_needs_no_forward_pass() -> None:
+    live = "Pin the proxy version before the rollout."
+    (j,) = ClassifierJudge(_NoEncoder(), ALIGNED)([_pair(live, live + " Confirmed again.")])
+    assert j.verdict is Verdict.SAME

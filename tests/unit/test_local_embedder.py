@@ -90,6 +90,10 @@ def test_token_vectors_are_sentence_transformers_last_hidden_state(
     ]
     vecs, tokens = embedder.embed_with_tokens(texts)
     np.testing.assert_allclose(vecs, embedder.encode(texts), atol=1e-6)  # one pass, same vectors
+    # The judge's sentence vector, pooled from the token vectors, is the embedding itself:
+    # its distances are MiniLM's whatever embedder the gate runs (judge_classifier).
+    pooled = np.stack([judge_align.word_vectors(tv).sentence for tv in tokens])
+    np.testing.assert_allclose((pooled * vecs).sum(axis=1), 1.0, atol=1e-4)
     model = st.SentenceTransformer(str(local.model_dir()), device="cpu")
     tok, bert = model.tokenizer, model[0].auto_model
     worst = 1.0

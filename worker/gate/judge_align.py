@@ -42,6 +42,9 @@ class WordVectors:
     vectors: np.ndarray  # (len(words), dims), float32, unit rows
     # No vectors from a model: words align only with themselves (LexicalTokenEncoder).
     lexical: bool = False
+    # The model's sentence vector (mean of every token's vector, unit length: the
+    # embedder's pooling), when a model made the word vectors.
+    sentence: np.ndarray | None = None
 
 
 class TokenEncoder(Protocol):
@@ -130,9 +133,12 @@ def word_vectors(tv: TokenVectors) -> WordVectors:
     """Group word pieces into words (mean vector, then unit length), by the tokenizer's
     word ids; a word's text is the span from its first piece's start to its last's end."""
     # A word's pieces are consecutive tokens: one run per word, summed in one call.
+    pooled = tv.vectors.astype(np.float32).mean(axis=0)
+    sentence = pooled / max(float(np.linalg.norm(pooled)), 1e-9)
     positions = [i for i, wid in enumerate(tv.word_ids) if wid is not None]
     if not positions:
-        return WordVectors((), (), np.zeros((0, tv.vectors.shape[-1]), dtype=np.float32))
+        empty = np.zeros((0, tv.vectors.shape[-1]), dtype=np.float32)
+        return WordVectors((), (), empty, sentence=sentence)
     starts = [n for n, i in enumerate(positions) if n == 0 or tv.word_ids[i] != tv.word_ids[i - 1]]
     ends = [*starts[1:], len(positions)]
     found = tuple(
@@ -143,7 +149,7 @@ def word_vectors(tv: TokenVectors) -> WordVectors:
     mat = np.add.reduceat(tv.vectors[positions], starts, axis=0)
     norms = np.linalg.norm(mat, axis=1, keepdims=True)
     mat = (mat / np.maximum(norms, 1e-9)).astype(np.float32, copy=False)
-    return WordVectors(found, tuple(is_content(w) for w in found), mat)
+    return WordVectors(found, tuple(is_content(w) for w in found), mat, sentence=sentence)
 
 
 class LexicalTokenEncoder:

@@ -15,10 +15,17 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 from memsieve.gate import guards as gguards
 from memsieve.gate import judge_features, value_change
 from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
-from memsieve.gate.judge_align import Alignment, MiniLMTokenEncoder, TokenEncoder, align
+from memsieve.gate.judge_align import (
+    Alignment,
+    MiniLMTokenEncoder,
+    TokenEncoder,
+    WordVectors,
+    align,
+)
 from memsieve.gate.judge_features import PairFeatures, pair_features
 
 # The weights' types live beside their loader; named here too (the judge's public names).
@@ -53,27 +60,48 @@ class ClassifierJudge:
         weights: Weights | None = None,
         guards: Sequence[Guard] | None = None,
         distance_scale: float = 1.0,
+        model_distances: bool = False,
     ) -> None:
         self.encoder = encoder
         self.weights = weights or load_weights()
         self.guards = tuple(gguards.default_guards() if guards is None else guards)
-        # The weights were trained on MiniLM distances; another embedder's distances are
-        # rescaled by the ratio of the two default thresholds.
+        # The weights were trained on MiniLM distances. With `model_distances` (another
+        # embedder in front, MiniLM as the encoder) the distance feature is MiniLM's own,
+        # pooled from the token vectors the alignment needs anyway; otherwise another
+        # embedder's distances are rescaled by the ratio of the two default thresholds.
         self.distance_scale = distance_scale
+        self.model_distances = model_distances
 
     def features(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[PairFeatures]:
         """The features of each pair (one forward pass for every distinct text of the batch)."""
-        return features_from(
-            pairs, alignments(pairs, self.encoder), self.guards, self.distance_scale
-        )
+        encoded = encoded_pairs(pairs, self.encoder)
+        aligned = [align(wa, wb) for wa, wb in encoded]
+        distances = [model_distance(wa, wb) for wa, wb in encoded] if self.model_distances else None
+        return features_from(pairs, aligned, self.guards, self.distance_scale, distances)
 
     def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list:  # list[Judgement]
         from memsieve.gate.decide import Judgement, Verdict
 
         if not pairs:
             return []
+        # A text that repeats the live one whole and adds to it hides nothing of it: the
+        # same fact, decided from the words alone (no forward pass). A second row would
+        # only repeat it (the duplicate spiral).
+        extended = [
+            judge_features.extends(
+                memory_text(cand.heading, cand.content), memory_text(inc.heading, inc.content)
+            )
+            for inc, cand in pairs
+        ]
+        rest = [pair for pair, ext in zip(pairs, extended, strict=True) if not ext]
+        feats = iter(self.features(rest))
         result = []
-        for (inc, cand), f in zip(pairs, self.features(pairs), strict=True):
+        for (inc, cand), ext in zip(pairs, extended, strict=True):
+            if ext:
+                detail = "the incoming text repeats the live one whole and adds to it"
+                result.append(Judgement(Verdict.SAME, 1.0, self.name, detail, ()))
+                continue
+            f = next(feats)
             vetoes = f.hard_vetoes + f.soft_vetoes
             p_same = self.weights.same.p(f.values)
             diff = _diff_detail(f)
@@ -143,15 +171,29 @@ def pair_inputs(
     ]
 
 
-def alignments(
+def encoded_pairs(
     pairs: Sequence[tuple[Incoming, Candidate]], encoder: TokenEncoder
-) -> list[Alignment]:
-    """The token alignment of each pair (one forward pass for every distinct text)."""
+) -> list[tuple[WordVectors, WordVectors]]:
+    """(live, incoming) word vectors of each pair (one forward pass per distinct text)."""
     texts_b = [memory_text(i.heading, i.content) for i, _ in pairs]
     texts_a = [memory_text(c.heading, c.content) for _, c in pairs]
     distinct = list(dict.fromkeys(texts_a + texts_b))
     by_text = dict(zip(distinct, encoder.encode(distinct), strict=True))
-    return [align(by_text[ta], by_text[tb]) for ta, tb in zip(texts_a, texts_b, strict=True)]
+    return [(by_text[ta], by_text[tb]) for ta, tb in zip(texts_a, texts_b, strict=True)]
+
+
+def alignments(
+    pairs: Sequence[tuple[Incoming, Candidate]], encoder: TokenEncoder
+) -> list[Alignment]:
+    """The token alignment of each pair (one forward pass for every distinct text)."""
+    return [align(wa, wb) for wa, wb in encoded_pairs(pairs, encoder)]
+
+
+def model_distance(a: WordVectors, b: WordVectors) -> float | None:
+    """Cosine distance of the encoder's own sentence vectors (None without a model)."""
+    if a.sentence is None or b.sentence is None:
+        return None
+    return float(1.0 - np.dot(a.sentence, b.sentence))
 
 
 def features_from(
@@ -159,14 +201,19 @@ def features_from(
     aligned: Sequence[Alignment],
     guards: Sequence[Guard],
     distance_scale: float = 1.0,
+    distances: Sequence[float | None] | None = None,
 ) -> list[PairFeatures]:
-    """Features from alignments computed before (the training script caches those)."""
+    """Features from alignments computed before (the training script caches those).
+    `distances`: the weights' own model's distance per pair, where known; else the gate's
+    distance times `distance_scale`."""
     out = []
-    for (inc, cand), alignment in zip(pairs, aligned, strict=True):
+    for n, ((inc, cand), alignment) in enumerate(zip(pairs, aligned, strict=True)):
         vetoes: list[Veto] = [v for g in guards for v in g(inc, cand)]
         ta = memory_text(cand.heading, cand.content)
         tb = memory_text(inc.heading, inc.content)
-        out.append(pair_features(ta, tb, cand.distance * distance_scale, alignment, vetoes))
+        own = distances[n] if distances is not None else None
+        distance = own if own is not None else cand.distance * distance_scale
+        out.append(pair_features(ta, tb, distance, alignment, vetoes))
     return out
 
 
@@ -178,6 +225,7 @@ def raw_features(
     judge.encoder = encoder
     judge.guards = tuple(gguards.default_guards())
     judge.distance_scale = 1.0
+    judge.model_distances = False
     return judge.features(pairs)
 
 
@@ -206,7 +254,11 @@ def classifier_judge(
     encoder = _shared_encoder(threads, model_cache) if local else judge_align.LexicalTokenEncoder()
     base = thresholds.threshold_for(TRAINED_ON, "pattern")
     own = thresholds.threshold_for(embedder_model, "pattern")
-    return ClassifierJudge(encoder, distance_scale=base / own if own > 0 else 1.0)
+    return ClassifierJudge(
+        encoder,
+        distance_scale=base / own if own > 0 else 1.0,
+        model_distances=local and embedder_model != TRAINED_ON,
+    )
 
 
 @lru_cache(maxsize=1)

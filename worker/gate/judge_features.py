@@ -235,3 +235,21 @@ def pair_features(
         len(ab),
         len(bb),
     )
+
+
+def extends(live: str, incoming: str) -> bool:
+    """The incoming text is the live one whole (case and white space aside) followed by
+    more sentences that neither negate nor announce a change: superseding the live memory
+    with it hides nothing ("... first. Confirmed again in the March retro.")."""
+    a = " ".join(live.lower().split())
+    b = " ".join(incoming.lower().split())
+    if not a or len(b) <= len(a) or not b.startswith(a) or a[-1] not in ".!?":
+        return False
+    added = b[len(a) :]
+    words = set(re.findall(r"[a-z']+", added))
+    return not (
+        words & gtext.NEGATORS
+        or any(w.endswith("n't") for w in words)
+        or UPDATE_MARKERS.search(added)
+        or CORRECTION_MARKERS.search(added)
+    )
