@@ -9,11 +9,9 @@ import pytest
 from memsieve.store import queries
 
 ROOT = Path(__file__).resolve().parents[2]
-# Where SQL text may still be: the named queries, gate_load.py (its statements move to
-# queries.sql once issue 16's change of that module has landed), and the cluster set-up.
+# Where SQL text may be: the named queries, and the cluster set-up.
 SQL_ALLOWED = {
     "worker/store/sql",
-    "worker/store/gate_load.py",
     "worker/ops/pg_server.py",  # server administration (roles, databases), not the schema
 }
 STATEMENT = re.compile(

@@ -16,8 +16,6 @@ import psycopg
 from memsieve.gate import vectors
 from memsieve.store.queries import QUERIES
 
-_COLUMNS = "id::text, kind, heading, content, content_hash, embedding"
-
 
 def _vec(emb: Any) -> np.ndarray:
     return np.asarray(emb.to_numpy() if hasattr(emb, "to_numpy") else emb, dtype=np.float32)
@@ -43,12 +41,7 @@ def refresh(
 ) -> bool:
     """Apply the rows changed in (since, now] to `live`; False (live untouched) when they do
     not account for every version bump in between: the caller loads the namespace whole."""
-    cur.execute(
-        f"SELECT {_COLUMNS}, deleted_at IS NULL, embedding_model FROM memories"  # noqa: S608
-        " WHERE namespace = %s AND row_version > %s AND row_version <= %s",
-        (namespace, since, now),
-        binary=True,
-    )
+    cur.execute(QUERIES["changed_rows"], (namespace, since, now), binary=True)
     changed = cur.fetchall()
     if len(changed) != now - since:
         return False

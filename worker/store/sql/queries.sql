@@ -416,6 +416,13 @@ SELECT version FROM namespace_versions WHERE namespace = %s;
 SELECT id::text, kind, heading, content, content_hash, embedding FROM memories
  WHERE namespace = %s AND deleted_at IS NULL AND embedding_model = %s;
 
+-- name: changed_rows
+-- The namespace's rows changed in (since, now] by row_version (migration 110), live or
+-- not, with their model: gate_load.refresh brings a cached live set up to date with them.
+SELECT id::text, kind, heading, content, content_hash, embedding,
+       deleted_at IS NULL, embedding_model FROM memories
+ WHERE namespace = %s AND row_version > %s AND row_version <= %s;
+
 -- name: count_live
 -- Whether a namespace fits the gate's cache (gate_load.fits): an index-only scan of
 -- memories_live_ns.
