@@ -41,7 +41,6 @@ LONG_MODULES: dict[str, str] = {
     "memsieve.history.explain": "one report: the event, its decision record and the rows it touched",
     "memsieve.gate.decide": "the gate's pair and verdict types with the one decision over them",
     "memsieve.gate.batch": "one pure function over a batch: filters, judge call, decisions in order",
-    "memsieve.flow.pipeline": "to split: capture stage apart from flush (issue 12 item 2)",
 }
 
 
