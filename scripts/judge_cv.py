@@ -20,8 +20,6 @@ supersedes on number / id / date traps, and update pairs handled as updates.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import pickle
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -32,123 +30,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-
-# PAWS pairs are Wikipedia sentences, not agent memories: they weigh less in training.
-PAWS_WEIGHT = 0.15
-
-
-@dataclass
-class Item:
-    a: str
-    b: str
-    label: str  # same | update | different
-    category: str
-    kind: str
-    correction: bool
-    source: str
-    weight: float = 1.0
-
-
-def load_items(
-    paws_every: int, paws_dev: Path, extra: list[tuple[str, Path]], paws_weight: float = PAWS_WEIGHT
-) -> list[Item]:
-    from memsieve.ops import gate_quality
-
-    items: list[Item] = []
-    sources = [
-        ("eval", ROOT / "tests/data/eval_pairs.jsonl"),
-        ("frozen1", ROOT / "tests/data/gate_pairs_frozen_test.jsonl"),
-        ("train4", ROOT / "tests/data/gate_pairs_train4.jsonl"),
-        *extra,
-    ]
-    for source, path in sources:
-        if not path.exists():
-            continue
-        for p in gate_quality.load(path):
-            label = p.label
-            # eval_pairs has boolean labels: its untargeted updates are updates.
-            if source == "eval" and p.category == "update":
-                label = "update"
-            items.append(Item(p.a, p.b, label, p.category, p.kind, p.correction, source))
-    paws = gate_quality.load(paws_dev)[::paws_every]
-    items += [Item(p.a, p.b, p.label, "paws", "pattern", False, "paws", paws_weight) for p in paws]
-    return items
-
-
-def groups(items: list[Item]) -> np.ndarray:
-    """Connected components of the pairs over their (folded) texts."""
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    def key(t: str) -> str:
-        return " ".join(t.lower().split()).rstrip(".")
-
-    for it in items:
-        ra, rb = find(key(it.a)), find(key(it.b))
-        if ra != rb:
-            parent[ra] = rb
-    roots = [find(key(it.a)) for it in items]
-    ids = {r: n for n, r in enumerate(dict.fromkeys(roots))}
-    return np.array([ids[r] for r in roots])
-
-
-def fold_of(group: np.ndarray, k: int, seed: int = 15) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    uniq = np.unique(group)
-    perm = rng.permutation(len(uniq))
-    by_group = dict(zip(uniq, perm % k, strict=True))
-    return np.array([by_group[g] for g in group])
-
-
-def cached(path: Path, make):  # type: ignore[no-untyped-def]
-    if path.exists():
-        return pickle.loads(path.read_bytes())
-    value = make()
-    path.write_bytes(pickle.dumps(value))
-    return value
-
-
-def embed_and_encode(items: list[Item], cache_dir: Path):  # type: ignore[no-untyped-def]
-    """Distances (MiniLM) and contextual word vectors per distinct text, cached on disk."""
-    from memsieve.embedders.local import LocalEmbedder
-    from memsieve.gate import judge_align
-    from memsieve.gate.guards import memory_text
-    from memsieve.ops.calibrate import embed_all
-
-    texts = list(dict.fromkeys([memory_text("", t) for it in items for t in (it.a, it.b)]))
-    digest = hashlib.sha256("\n\x00".join(texts).encode()).hexdigest()[:16]
-    embedder = LocalEmbedder()
-    vecs = cached(
-        cache_dir / f"memsieve-cv-vectors-{digest}.pkl",
-        lambda: dict(zip(texts, embed_all(embedder, texts), strict=True)),
-    )
-    encoder = judge_align.MiniLMTokenEncoder(cache_size=1_000_000)
-    words = cached(
-        cache_dir / f"memsieve-cv-words-{encoder.name}-{digest}.pkl",
-        lambda: dict(zip(texts, encoder.encode(texts), strict=True)),
-    )
-    dist = []
-    for it in items:
-        va, vb = vecs[memory_text("", it.a)], vecs[memory_text("", it.b)]
-        dist.append(float(1.0 - va @ vb / (np.linalg.norm(va) * np.linalg.norm(vb))))
-    return embedder.model, np.array(dist), words
-
-
-class CachedEncoder:
-    """The cached word vectors as a TokenEncoder."""
-
-    name = "cached"
-
-    def __init__(self, words: dict) -> None:  # type: ignore[type-arg]
-        self.words = words
-
-    def encode(self, texts):  # type: ignore[no-untyped-def]
-        return [self.words[t] for t in texts]
+from judge_data import (  # noqa: E402 - scripts/ on the path first
+    PAWS_WEIGHT,
+    CachedEncoder,
+    Item,
+    embed_and_encode,
+    fold_of,
+    groups,
+    load_items,
+)
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
     . .venv/bin/activate && python scripts/train_judge.py [--out worker/gate/data/judge_classifier.json]
 
-Training data (never a held-out split, never PAWS test), read by scripts/judge_cv.py:
+Training data (never a held-out split, never PAWS test), read by scripts/judge_data.py:
   - tests/data/eval_pairs.jsonl (the team's tuning set);
   - tests/data/gate_pairs_frozen_test.jsonl (measured once as a test split; training since);
   - tests/data/gate_pairs_train4.jsonl (three-way labels, written from category descriptions);
@@ -234,14 +234,14 @@ def main() -> int:
     ap.add_argument("--model", choices=("mlp", "logistic"), default="mlp")
     args = ap.parse_args()
 
-    import judge_cv
+    import judge_data
     from memsieve.gate import judge_features, thresholds
     from memsieve.gate.guards import default_guards
     from memsieve.gate.judge_classifier import alignments, features_from, pair_inputs
 
-    items = judge_cv.load_items(args.paws_every, Path(args.paws_dev), [])
-    model, dist, words = judge_cv.embed_and_encode(items, Path(args.cache_dir))
-    folds = judge_cv.fold_of(judge_cv.groups(items), args.folds)
+    items = judge_data.load_items(args.paws_every, Path(args.paws_dev), [])
+    model, dist, words = judge_data.embed_and_encode(items, Path(args.cache_dir))
+    folds = judge_data.fold_of(judge_data.groups(items), args.folds)
     print(f"{len(items)} training pairs", {s: sum(i.source == s for i in items) for s in
           dict.fromkeys(i.source for i in items)})  # fmt: skip
     judged = [
@@ -250,7 +250,7 @@ def main() -> int:
         if it.a != it.b and dist[i] < thresholds.threshold_for(model, it.kind)
     ]
     inputs = pair_inputs([(items[i].a, items[i].b, float(dist[i])) for i in judged])
-    encoder = judge_cv.CachedEncoder(words)
+    encoder = judge_data.CachedEncoder(words)
     name = "logistic" if args.model == "logistic" else "classifier"
     p_same, p_upd = cross_validate(name, items, judged, inputs, encoder, folds, args.folds)
     label = np.array([items[i].label for i in judged])
