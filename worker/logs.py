@@ -23,6 +23,18 @@ _URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/?#@\s]*:)[^@\s/]+@", re.
 _API_KEY = re.compile(r"\b(sk-(?:proj-)?|Bearer\s+)[A-Za-z0-9_\-]{12,}")
 
 
+_decisions = logging.getLogger("memsieve.decision")
+
+
+def decision(decision: str, event_id: str, namespace: str | None, **fields: object) -> None:
+    """One decision line on the `memsieve.decision` logger: ids, codes and numbers only
+    (FIELDS), never text."""
+    _decisions.info(
+        decision,
+        extra={"event_id": event_id, "namespace": namespace, "decision": decision, **fields},
+    )
+
+
 def redact(text: str) -> str:
     """The text with URL passwords, API keys and anything the capture scanner calls a
     secret redacted, and control characters escaped."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
-from memsieve import ids, metrics
+from memsieve import ids, logs, metrics
 from memsieve.capture import policy, secrets
 from memsieve.ops import scrub
 from memsieve.schemas import events as ev
@@ -21,7 +21,6 @@ from memsieve.store.dberrors import StoreRefused
 from memsieve.store.postgres import InboxEvent, Store
 
 log = logging.getLogger("memsieve.pipeline")
-decisions_log = logging.getLogger("memsieve.decision")
 # Refusals whose message holds only a lesson the policy did not want (no secret found).
 _HARMLESS = frozenset(policy.REASONS) - {"secret"}
 
@@ -207,14 +206,6 @@ class CaptureStage:
             out.append(Accepted(r.event_id, r.namespace, status, r.reason, r.detail))
             if r.status == "rejected" and k in new:
                 metrics.refused(r.reason)
-                decisions_log.info(
-                    "rejected",
-                    extra={
-                        "event_id": r.event_id,
-                        "namespace": r.namespace,
-                        "decision": "rejected",
-                        "reason": r.reason,
-                    },
-                )
+                logs.decision("rejected", r.event_id, r.namespace, reason=r.reason)
             new.discard(k)
         return out

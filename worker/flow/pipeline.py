@@ -27,7 +27,6 @@ from memsieve.store.postgres import Pending, Store
 __all__ = ["Accepted", "FlushResult", "Key", "Pipeline", "key_of"]
 
 log = logging.getLogger("memsieve.pipeline")
-decisions_log = logging.getLogger("memsieve.decision")
 
 
 class Pipeline(CaptureStage, WriteStage):
@@ -177,18 +176,7 @@ class Pipeline(CaptureStage, WriteStage):
                 f"taken {p.claims} times by flushes that never finished: a worker process "
                 "died while handling it"
             )
-            if self.store.mark_dead(namespace, p.event_id, "worker_lost", detail):
-                metrics.decided("dead", p.kind)
-                result.dead.append(p.event_id)
-                decisions_log.info(
-                    "dead",
-                    extra={
-                        "event_id": p.event_id,
-                        "namespace": namespace,
-                        "decision": "dead",
-                        "reason": "worker_lost",
-                    },
-                )
+            self._bury(namespace, p, "worker_lost", detail, result)
         return keep
 
     def _claimed(self, namespace: str, pending: list[Pending], result: FlushResult) -> None:

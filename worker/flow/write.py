@@ -13,7 +13,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from memsieve import embedders, errors, metrics
+from memsieve import embedders, errors, logs, metrics
 from memsieve.embedders import batching
 from memsieve.flow import embed
 from memsieve.gate.decide import Guard
@@ -24,7 +24,6 @@ from memsieve.store.dberrors import StoreRefused
 from memsieve.store.postgres import Outcome, Pending, Store
 
 log = logging.getLogger("memsieve.pipeline")
-decisions_log = logging.getLogger("memsieve.decision")
 
 
 @dataclass
@@ -59,6 +58,16 @@ class WriteStage:
     def threshold_for(self, kind: str) -> float:
         raise NotImplementedError
 
+    def _bury(
+        self, namespace: str, p: Pending, reason: str, detail: str, result: FlushResult
+    ) -> None:
+        """Dead-letter one pending event (unless another worker got there first): counted,
+        recorded in `result`, one decision line."""
+        if self.store.mark_dead(namespace, p.event_id, reason, detail):
+            metrics.decided("dead", p.kind)
+            result.dead.append(p.event_id)
+            logs.decision("dead", p.event_id, namespace, reason=reason)
+
     def _resolve_targets(
         self, namespace: str, pending: list[Pending], result: FlushResult
     ) -> list[Pending]:
@@ -86,15 +95,7 @@ class WriteStage:
                 if self.store.refuse_pending(namespace, p.event_id, "supersedes_unknown", detail):
                     metrics.refused("supersedes_unknown")
                     result.refused.append(p.event_id)
-                    decisions_log.info(
-                        "rejected",
-                        extra={
-                            "event_id": p.event_id,
-                            "namespace": namespace,
-                            "decision": "rejected",
-                            "reason": "supersedes_unknown",
-                        },
-                    )
+                    logs.decision("rejected", p.event_id, namespace, reason="supersedes_unknown")
                 continue
             if resolved in taken:
                 result.deferred.append(p.event_id)
@@ -128,18 +129,7 @@ class WriteStage:
                 ready.append((p, v))
             elif v.permanent:
                 refused += 1
-                if self.store.mark_dead(namespace, p.event_id, v.reason, v.message[:500]):
-                    metrics.decided("dead", p.kind)
-                    result.dead.append(p.event_id)
-                    decisions_log.info(
-                        "dead",
-                        extra={
-                            "event_id": p.event_id,
-                            "namespace": namespace,
-                            "decision": "dead",
-                            "reason": v.reason,
-                        },
-                    )
+                self._bury(namespace, p, v.reason, v.message[:500], result)
             else:
                 retry_after = max(retry_after or 0.0, v.retry_after or 0.0) or None
                 if v.reason != batching.NOT_ATTEMPTED:
@@ -164,16 +154,13 @@ class WriteStage:
         log.debug("wrote %d events in %.1f ms", len(outcomes), (time.monotonic() - started) * 1e3)
         for o in outcomes:
             if o.decision != "skipped":
-                decisions_log.info(
+                logs.decision(
                     o.decision,
-                    extra={
-                        "event_id": o.event_id,
-                        "namespace": namespace,
-                        "decision": o.decision,
-                        "memory_id": o.memory_id,
-                        "supersedes": o.supersedes,
-                        "distance": o.distance,
-                    },
+                    o.event_id,
+                    namespace,
+                    memory_id=o.memory_id,
+                    supersedes=o.supersedes,
+                    distance=o.distance,
                 )
         result.outcomes.extend(outcomes)
 
