@@ -30,6 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.support import db
 from tests.support.paths import ROOT
+from tests.support.up import REWORDINGS, up_env
 from tests.support.workers import wait_until
 
 pytestmark = pytest.mark.slow
@@ -370,31 +371,12 @@ def test_http_session(
     assert_outside_untouched(store, outside_memory)
 
 
-REWORDINGS = [
-    "This project uses kebab-case for filenames.",
-    "Filenames in this project are kebab-case.",
-    "Use kebab-case when naming files in this project.",
-    "In this repo, files are named in kebab-case.",
-    "Name files with kebab-case in this project.",
-]
-
-
 @pytest.mark.local_model
 def test_stdio_starts_the_stack_and_a_worker_on_demand(services_home: Path, tmp_path: Path) -> None:
     """No service runs beforehand: the server starts the embedded PostgreSQL and Redis and a
     worker (offline MiniLM), says so on the first call; the article's scenario: five
     rewordings end as one live memory with a history of five."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("MEMSIEVE_") and k != "OPENAI_API_KEY"
-    }
-    env.update(
-        MEMSIEVE_HOME=str(services_home),
-        MEMSIEVE_CONCURRENCY="1",
-        MEMSIEVE_METRICS_PORT="0",
-        PYTHONUNBUFFERED="1",
-    )
+    env = up_env(services_home, MEMSIEVE_METRICS_PORT="0")
     errlog = tmp_path / "mcp-stderr.log"
     out: dict[str, Any] = {}
 

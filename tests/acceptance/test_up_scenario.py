@@ -10,18 +10,10 @@ import pytest
 from memsieve.ops.services import free_port
 
 from tests.support.cli import cli, enqueue, event, written
-from tests.support.up import Up, up_env
+from tests.support.up import REWORDINGS, Up, up_env
 from tests.support.workers import wait_until
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
-
-REWORDINGS = [
-    "This project uses kebab-case for filenames.",
-    "Filenames in this project are kebab-case.",
-    "Use kebab-case when naming files in this project.",
-    "In this repo, files are named in kebab-case.",
-    "Name files with kebab-case in this project.",
-]
 
 
 def port_open(port: int) -> bool:

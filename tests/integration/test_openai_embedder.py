@@ -16,23 +16,9 @@ import pytest
 from memsieve import errors
 from memsieve.embedders import batching, cache, ratelimit, tokens
 from memsieve.embedders.batching import EmbedderRefused, EmbedFailure, InputRejected
-from memsieve.embedders.openai import OpenAIEmbedder
 from memsieve.settings import Settings
 
-from tests.support.openai_server import FakeOpenAI, Reply
-
-
-def make(fake: FakeOpenAI, **kw: Any) -> OpenAIEmbedder:
-    args: dict[str, Any] = {
-        "api_key": "sk-test",
-        "base_url": fake.base_url,
-        "timeout": 2.0,
-        "backoff_base": 0.001,
-        "backoff_max": 0.01,
-    }
-    args.update(kw)
-    return OpenAIEmbedder(**args)
-
+from tests.support.openai_server import FakeOpenAI, Reply, make
 
 # -- the happy path --------------------------------------------------------------------
 

@@ -11,23 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 from memsieve import errors
-from memsieve.embedders.openai import OpenAIEmbedder
 
-from tests.support.openai_server import FakeOpenAI, Reply
+from tests.support.openai_server import FakeOpenAI, Reply, make
 
 TEXTS = [f"lesson {i}: retry the flaky deploy step {i} times" for i in range(40)]
-
-
-def make(fake: FakeOpenAI, **kw: Any) -> OpenAIEmbedder:
-    args: dict[str, Any] = {
-        "api_key": "sk-test",
-        "base_url": fake.base_url,
-        "timeout": 2.0,
-        "backoff_base": 0.001,
-        "backoff_max": 0.01,
-    }
-    args.update(kw)
-    return OpenAIEmbedder(**args)
 
 
 def matrix(vectors: Any) -> np.ndarray:

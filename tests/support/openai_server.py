@@ -33,12 +33,15 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
 from memsieve.embedders import tokens
 from memsieve.embedders.hashing import HashingEmbedder
+
+if TYPE_CHECKING:
+    from memsieve.embedders.openai import OpenAIEmbedder
 
 MAX_INPUTS = 2048
 MAX_REQUEST_TOKENS = 300_000
@@ -336,3 +339,19 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def make(fake: FakeOpenAI, **kw: Any) -> OpenAIEmbedder:
+    """memsieve's OpenAI embedder against `fake`, with millisecond backoffs (override any
+    argument with `kw`)."""
+    from memsieve.embedders.openai import OpenAIEmbedder
+
+    args: dict[str, Any] = {
+        "api_key": "sk-test",
+        "base_url": fake.base_url,
+        "timeout": 2.0,
+        "backoff_base": 0.001,
+        "backoff_max": 0.01,
+    }
+    args.update(kw)
+    return OpenAIEmbedder(**args)

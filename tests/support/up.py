@@ -16,6 +16,15 @@ from memsieve.ops.services import free_port
 from tests.support.paths import ROOT
 from tests.support.workers import wait_until
 
+# The article's scenario: five rewordings of one lesson, sent one at a time.
+REWORDINGS = [
+    "This project uses kebab-case for filenames.",
+    "Filenames in this project are kebab-case.",
+    "Use kebab-case when naming files in this project.",
+    "In this repo, files are named in kebab-case.",
+    "Name files with kebab-case in this project.",
+]
+
 
 def up_env(home: Path, **settings: str) -> dict[str, str]:
     """This process's environment without any MEMSIEVE_* or OpenAI key (a user's shell),
