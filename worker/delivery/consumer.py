@@ -77,23 +77,15 @@ def max_message_bytes() -> int:
 class MemsieveConsumer(Consumer):  # type: ignore[misc]
     def _refuse(self, message: Any, reason: str, detail: str) -> None:
         """Record the message as rejected, then ack it; if the ledger is unreachable,
-        put it back (after a pause: the store is down, nothing can progress anyway)."""
-        from memsieve.delivery.broker import record_garbage
-
-        if record_garbage(_raw_body(message), reason, detail):
+        put it back (`_record_part`)."""
+        if self._record_part(message, _raw_body(message), reason, detail):
             _ack(message)
-            return
-        time.sleep(1.0)
-        try:
-            if not message.acknowledged:
-                message.reject(requeue=True)
-        except Exception as exc:  # noqa: BLE001 - unacked, it comes back after the timeout
-            log.warning("could not requeue a refused message: %s", type(exc).__name__)
 
     def _record_part(self, message: Any, raw: bytes, reason: str, detail: str) -> bool:
-        """Record the refused part of a message that also carries events (its own row,
-        under the message's raw id); if the ledger is unreachable, put the message back
-        (False): a redelivery records it then, and its events are idempotent."""
+        """Record a refused message, or the refused part of one that also carries events
+        (its own row, under the message's raw id); if the ledger is unreachable, put the
+        message back after a pause (the store is down, nothing can progress anyway) and
+        return False: a redelivery records it then, and its events are idempotent."""
         from memsieve.delivery.broker import record_garbage
 
         if record_garbage(raw, reason, detail):
