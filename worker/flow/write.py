@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from memsieve import embedders, errors, logs, metrics
@@ -164,21 +165,28 @@ class WriteStage:
                 )
         result.outcomes.extend(outcomes)
 
+    def gate_write(
+        self, namespace: str, ready: Sequence[tuple[Pending, embed.Vector]]
+    ) -> list[Outcome]:
+        """One transaction: the gate with this pipeline's embedder, thresholds, guards,
+        judge and conflict policy over `ready`, its decisions applied."""
+        emb = self.embedder
+        return self.store.write_batch(
+            namespace,
+            ready,
+            emb.model,
+            emb.dims,
+            self.threshold_for,
+            self.guards,
+            judge=self.judge,
+            on_conflict=self.settings.on_conflict_for(namespace),
+        )
+
     def _write(
         self, namespace: str, ready: list[tuple[Pending, embed.Vector]], result: FlushResult
     ) -> list[Outcome]:
-        emb = self.embedder
         try:
-            return self.store.write_batch(
-                namespace,
-                ready,
-                emb.model,
-                emb.dims,
-                self.threshold_for,
-                self.guards,
-                judge=self.judge,
-                on_conflict=self.settings.on_conflict_for(namespace),
-            )
+            return self.gate_write(namespace, ready)
         except StoreRefused as exc:
             if len(ready) > 1:
                 # A data error rolled back the batch: write one by one to isolate it.

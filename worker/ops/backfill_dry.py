@@ -101,14 +101,5 @@ def _decide(pipe: Any, store: Store, namespace: str, ours: set[str], would: Summ
             ready.append((p, v))
     size = pipe.settings.batch_size
     for start in range(0, len(ready), size):
-        for o in store.write_batch(
-            namespace,
-            ready[start : start + size],
-            emb.model,
-            emb.dims,
-            pipe.threshold_for,
-            pipe.guards,
-            judge=pipe.judge,
-            on_conflict=pipe.settings.on_conflict_for(namespace),
-        ):
+        for o in pipe.gate_write(namespace, ready[start : start + size]):
             would.add("written", o.decision, None)
