@@ -217,18 +217,6 @@ def features_from(
     return out
 
 
-def raw_features(
-    pairs: Sequence[tuple[Incoming, Candidate]], encoder: TokenEncoder
-) -> list[PairFeatures]:
-    """Features without weights (the training script's entry; no weights file needed)."""
-    judge = ClassifierJudge.__new__(ClassifierJudge)
-    judge.encoder = encoder
-    judge.guards = tuple(gguards.default_guards())
-    judge.distance_scale = 1.0
-    judge.model_distances = False
-    return judge.features(pairs)
-
-
 TRAINED_ON = "all-MiniLM-L6-v2"
 
 
