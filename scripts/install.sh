@@ -6,19 +6,32 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+# The interpreter outside the venv, by path: after `activate`, python3 is the venv's own.
+PYTHON=$(command -v "$PYTHON")
+# The runtime venv holds no pip and no setuptools (27 MB of the ~420 a runtime install
+# would take): the interpreter's own pip installs into it (`pip --python`, pip >= 22.3).
+# A dev venv gets pip (ensurepip, offline), as tests build and install wheels with it.
 if [ ! -x .venv/bin/python ]; then
-  "$PYTHON" -m venv .venv
+  "$PYTHON" -m venv --without-pip .venv
 fi
 . .venv/bin/activate
 extras="local"
 [ "${1:-}" = "dev" ] && extras="local,torch,dev,mcp"
+if [ "${1:-}" = "dev" ] && ! python -m pip --version >/dev/null 2>&1; then
+  python -m ensurepip --upgrade >/dev/null
+fi
+if python -m pip --version >/dev/null 2>&1; then
+  pip=(python -m pip)
+else
+  pip=("$PYTHON" -m pip --python .venv/bin/python)
+fi
 # The editable install is a tree of links (strict mode): worker/, tasks/ and schemas/ are
 # installed as the one package `memsieve` (see pyproject.toml), and type checkers can read a
 # link tree where they cannot follow an import hook. A new or removed file needs a reinstall,
 # so the stamp covers the package's file list as well as pyproject.toml.
 files=$(find worker tasks schemas -type f ! -path '*/__pycache__/*' | LC_ALL=C sort)
 stamp=".venv/.memsieve-installed-$extras-$( (cat pyproject.toml; echo "$files") | sha256sum | cut -c1-16)"
-pip_install=(pip install --quiet --disable-pip-version-check)
+pip_install=("${pip[@]}" install --quiet --disable-pip-version-check)
 # Runtime installs: --no-compile. pip would write bytecode for every module of every package
 # (83 MB of the runtime venv, most of it never imported: openai's types, numpy's and
 # onnxruntime's tools); Python writes it on first import instead, for the modules a process
