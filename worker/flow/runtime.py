@@ -73,10 +73,22 @@ def backoff(retries: int, base: float = 0.5, cap: float = 30.0) -> float:
     return random.uniform(0, min(cap, base * 2**retries))
 
 
+def one_blas_thread() -> None:
+    """One BLAS thread in this process. The gate's products are small (a batch against a
+    namespace, word vectors against word vectors) and each worker process already has a
+    core of its own: with OpenBLAS's default (a thread per core, spinning while it waits),
+    a 41x384 by 384x30 product took 5-24 ms instead of 16 us on this 2-core machine while
+    the other core was busy (docs/performance.md)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
 @signals.worker_process_init.connect
 def _warm_up(**_: object) -> None:
     """Build the pipeline and load the embedding model in each new worker process, so the
     first event does not wait for it (MiniLM takes seconds to load)."""
+    one_blas_thread()
     try:
         warm = getattr(pipeline().embedder, "warm_up", None)
         if warm is not None:
