@@ -166,3 +166,42 @@ def test_a_failing_judge_keeps_both_rows_and_says_so(how: str, problem: str) -> 
     assert (
         out[0].reason == f"close candidate kept: broken: judge failed ({problem}): both rows kept"
     )
+
+
+class ByText(Counting):
+    """A deterministic judge (the verdict follows from the two texts) that judges
+    `prejudge_extra` candidates past k ahead of time."""
+
+    def __init__(self, extra: int) -> None:
+        super().__init__(Verdict.DIFFERENT)
+        self.prejudge_extra = extra
+
+    def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Judgement]:
+        self.calls += 1
+        self.pairs += len(pairs)
+        verdicts = (Verdict.SAME, Verdict.DIFFERENT, Verdict.UPDATE)
+        return [
+            Judgement(verdicts[(len(i.content) * 7 + len(c.content)) % 3], 0.5, self.name, "x")
+            for i, c in pairs
+        ]
+
+
+def test_a_judge_without_prejudge_extra_makes_the_same_decisions_on_fewer_pairs() -> None:
+    # Close vectors, k=1: supersedes inside the batch hide candidates, so farther rows come
+    # up that the batch call did not foresee with no extra (they are judged on the spot).
+    rng = np.random.default_rng(7)
+    base = v(1.0)
+    texts = ["x" * n for n in range(1, 60)]
+    live = live_set(
+        [(f"m{n}", texts[n], base + rng.normal(0, 0.15, D).astype(np.float32)) for n in range(12)]
+    )
+    events = [Ev(f"e{n}", texts[12 + n]) for n in range(40)]
+    vecs = [base + rng.normal(0, 0.15, D).astype(np.float32) for _ in events]
+    eager, lazy = ByText(2), ByText(0)
+    first = run(events, vecs, live, config(judge=eager, k=1))
+    second = run(events, vecs, live, config(judge=lazy, k=1))
+    assert [(d.event_id, d.action, d.supersedes, d.reason) for d in second] == [
+        (d.event_id, d.action, d.supersedes, d.reason) for d in first
+    ]
+    assert {d.action for d in first} >= {"supersede", "insert"}
+    assert lazy.pairs < eager.pairs and lazy.calls > 1

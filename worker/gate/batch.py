@@ -37,7 +37,9 @@ from memsieve.gate.judge import Judge, Judgement, Verdict, guard_judge
 ON_CONFLICT = ("keep", "newest")
 # The batch's judge call also covers this many candidates past each event's k nearest: the
 # rows an earlier decision of the batch hides let farther ones in, and a pair missed here
-# costs a judge call of its own (one request each, for a remote judge).
+# costs a judge call of its own (one request each, for a remote judge). A judge whose calls
+# cost nothing of their own sets `prejudge_extra` (the classifier: 0, as most of those
+# pairs are never needed and each costs it the same in the batch or on the spot).
 PREJUDGE_EXTRA = 2
 
 
@@ -211,7 +213,7 @@ def _prejudge(
     pairs: list[tuple[Incoming, Candidate]] = []
     seen: set[tuple[str, str]] = set()
     hashes_before: set[str] = set()
-    k = config.k + PREJUDGE_EXTRA
+    k = config.k + getattr(config.the_judge(), "prejudge_extra", PREJUDGE_EXTRA)
     for n, ev in enumerate(events):
         if ev.content_hash in live.by_hash or ev.content_hash in hashes_before:
             hashes_before.add(ev.content_hash)

@@ -19,7 +19,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -45,6 +45,17 @@ class WordVectors:
     # The model's sentence vector (mean of every token's vector, unit length: the
     # embedder's pooling), when a model made the word vectors.
     sentence: np.ndarray | None = None
+
+    # Computed once per text, not once per pair: a cached text meets many candidates.
+    @cached_property
+    def keys(self) -> np.ndarray:
+        """Each word's `word_key` (object array; "" for a word that folds to nothing)."""
+        return np.array([word_key(w) for w in self.words], dtype=object).reshape(-1)
+
+    @cached_property
+    def content_at(self) -> np.ndarray:
+        """Positions of the content words."""
+        return np.flatnonzero(np.array(self.content, dtype=bool))
 
 
 class TokenEncoder(Protocol):
@@ -196,20 +207,20 @@ def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
     """
     if lexical or a.lexical or b.lexical or a.vectors.shape[1] != b.vectors.shape[1]:
         return _align_lexical(a, b)
-    sims = a.vectors @ b.vectors.T if len(a.words) and len(b.words) else np.zeros((0, 0))
-    keys_a = [word_key(w) for w in a.words]
-    keys_b = [word_key(w) for w in b.words]
-    ia = [i for i, c in enumerate(a.content) if c]
-    ib = [i for i, c in enumerate(b.content) if c]
+    ia, ib = a.content_at, b.content_at
     shared = np.zeros(0)
-    if sims.size:
-        same = np.array([[ka == kb and bool(ka) for kb in keys_b] for ka in keys_a])
-        rows = [i for i in ia if same[i].any()]
-        if rows:
-            shared = np.array([float(sims[i][same[i]].max()) for i in rows])
+    if len(a.words) and len(b.words):
+        sims = a.vectors @ b.vectors.T
+        ka, kb = a.keys, b.keys
+        same = (ka[:, None] == kb[None, :]) & (ka != "")[:, None]
+        rows = ia[same[ia].any(axis=1)]
+        if len(rows):
+            shared = np.where(same[rows], sims[rows], -np.inf).max(axis=1).astype(np.float64)
         sims = np.where(same, 1.0, sims)
-    a_best = sims[ia].max(axis=1) if ia and sims.size else np.zeros(len(ia))
-    b_best = sims[:, ib].max(axis=0) if ib and sims.size else np.zeros(len(ib))
+        a_best = sims[ia].max(axis=1) if len(ia) else np.zeros(0)
+        b_best = sims[:, ib].max(axis=0) if len(ib) else np.zeros(0)
+    else:
+        a_best, b_best = np.zeros(len(ia)), np.zeros(len(ib))
     return Alignment(
         tuple(a.words[i] for i in ia),
         np.asarray(a_best, dtype=np.float64),

@@ -1,0 +1,60 @@
+"""`judge_align.align` against the plain per-word definition it computes in numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+from memsieve.gate.judge_align import WordVectors, align, is_content, word_key
+
+
+def _reference(a: WordVectors, b: WordVectors) -> tuple[list[float], list[float], list[float]]:
+    """Per content word of each side, its best cosine to any word of the other (1.0 for the
+    same word after folding); per content word of `a` found in `b`, the best cosine of its
+    contextual vectors to that word's."""
+
+    def best(x: WordVectors, y: WordVectors) -> list[float]:
+        out = []
+        for i, w in enumerate(x.words):
+            if not x.content[i]:
+                continue
+            scores = [
+                1.0
+                if word_key(w) and word_key(w) == word_key(u)
+                else float(x.vectors[i] @ y.vectors[j])
+                for j, u in enumerate(y.words)
+            ]
+            out.append(max(scores))
+        return out
+
+    shared = []
+    for i, w in enumerate(a.words):
+        same = [j for j, u in enumerate(b.words) if word_key(w) and word_key(w) == word_key(u)]
+        if a.content[i] and same:
+            shared.append(max(float(a.vectors[i] @ b.vectors[j]) for j in same))
+    return best(a, b), best(b, a), shared
+
+
+def _words(text: str, rng: np.random.Generator) -> WordVectors:
+    words = tuple(text.lower().split())
+    mat = rng.normal(size=(len(words), 16)).astype(np.float32)
+    mat /= np.linalg.norm(mat, axis=1, keepdims=True)
+    return WordVectors(words, tuple(is_content(w) for w in words), mat)
+
+
+def test_align_matches_the_per_word_definition() -> None:
+    rng = np.random.default_rng(3)
+    texts = [
+        "The deploy job retries twice before it pages the on-call engineer",
+        "Deploys retry two times and then page on-call",
+        "the the cache is warmed before deploys , not after",
+        "Billing service retries twice",
+        ".",
+    ]
+    for ta in texts:
+        for tb in texts:
+            a, b = _words(ta, rng), _words(tb, rng)
+            got = align(a, b)
+            want_a, want_b, want_shared = _reference(a, b)
+            np.testing.assert_allclose(got.a_best, want_a, rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(got.b_best, want_b, rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(got.shared_context, want_shared, rtol=1e-6, atol=1e-6)
+            assert got.a_words == tuple(w for w, c in zip(a.words, a.content, strict=True) if c)
