@@ -16,6 +16,7 @@ import pstats
 import time
 
 from memsieve.flow.pipeline import Pipeline
+from memsieve.flow.runtime import one_blas_thread
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
@@ -38,6 +39,7 @@ def main() -> None:
         "this format, instead of the hashing embedder",
     )
     args = ap.parse_args()
+    one_blas_thread()  # as in a worker process (worker_process_init)
     events = harness.make_events(args.events, args.namespaces)
     with harness.Services() as svc, contextlib.ExitStack() as stack:
         db = svc.fresh_db()
