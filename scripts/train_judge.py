@@ -6,6 +6,7 @@ Training data (never a held-out split, never PAWS test), read by scripts/judge_d
   - tests/data/eval_pairs.jsonl (the team's tuning set);
   - tests/data/gate_pairs_frozen_test.jsonl (measured once as a test split; training since);
   - tests/data/gate_pairs_train4.jsonl (three-way labels, written from category descriptions);
+  - tests/data/gate_pairs_train5.jsonl (the same, by another engineer, 2026-12-01);
   - every second pair of PAWS-Wiki dev (weight 0.15; Zhang, Baldridge and He, NAACL 2019,
     data by Google LLC).
 
@@ -114,7 +115,7 @@ class Fitted:
 
 
 # Sources whose labels are three-way (an update is labelled as such).
-THREE_WAY_SOURCES = ("eval", "frozen1", "train4")
+THREE_WAY_SOURCES = ("eval", "frozen1", "train4", "train5")
 # Supersede precision each source must keep (out of fold) for a cut of P(same) to be chosen.
 TARGETS = {"paws": 0.90}
 
@@ -267,7 +268,8 @@ def main() -> int:
     out = {
         "about": "memsieve gate pair classifier over "
         "memsieve.gate.judge_features.FEATURE_NAMES; trained by scripts/train_judge.py on "
-        "tests/data/eval_pairs.jsonl, gate_pairs_frozen_test.jsonl, gate_pairs_train4.jsonl "
+        "tests/data/eval_pairs.jsonl, gate_pairs_frozen_test.jsonl, gate_pairs_train4.jsonl, "
+        "gate_pairs_train5.jsonl "
         "and PAWS-Wiki dev (Google LLC)",
         "features": list(judge_features.FEATURE_NAMES),
         "same": same.to_obj(),
