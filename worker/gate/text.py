@@ -80,6 +80,21 @@ _MONTHS = (
 _MONTH_ABBR = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 # "may" is a modal verb: only a capitalised, non-initial "May" counts as the month.
+# Which weekday of the month: "the second Saturday" != "the last Saturday", "the third
+# Tuesday" == "the 3rd Tuesday" (spell_out_numbers has made "3rd" "3" by then).
+_NTH_WEEKDAY = re.compile(
+    r"\b(first|second|third|fourth|fifth|last|penultimate|\d+)\s+("
+    + "|".join(_WEEKDAYS)
+    + r")s?\b",
+    re.IGNORECASE,
+)
+
+
+def _nth(ordinal: str) -> str:
+    low = ordinal.lower()
+    return {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5"}.get(low, low)
+
+
 DATE_WORDS = set(_MONTHS) | set(_WEEKDAYS) | {"weekend", "weekday"}
 
 # Clock times, normalised to 24-hour HH:MM ("5 pm" == "17:00", "midnight" == "00:00"): a time
@@ -378,6 +393,38 @@ def antonym_pairs(words_a: tuple[str, ...], words_b: tuple[str, ...]) -> list[tu
     return [(x, y) for g, x in sorted(only_a) for h, y in sorted(only_b) if g == h]
 
 
+# Members of one `CONTRAST_GROUPS` group that name the same value (a short form, an
+# inflection): they never contrast with each other ("prod" == "production", "enabled" ==
+# "enable", "ms" == "milliseconds").
+CONTRAST_ALIASES: dict[str, str] = {
+    "prod": "production",
+    "dev": "development",
+    "asc": "ascending",
+    "desc": "descending",
+    "sync": "synchronous",
+    "synchronously": "synchronous",
+    "async": "asynchronous",
+    "asynchronously": "asynchronous",
+    "min": "minimum",
+    "max": "maximum",
+    "postgres": "postgresql",
+    "uppercase": "upper",
+    "lowercase": "lower",
+    "enabled": "enable",
+    "disabled": "disable",
+    "increased": "increase",
+    "decreased": "decrease",
+    "allowed": "allow",
+    "denied": "deny",
+    "included": "include",
+    "excluded": "exclude",
+    "milliseconds": "ms",
+    "sec": "s",
+    "secs": "s",
+    "warn": "warning",
+}
+
+
 def synonym_key(word: str) -> str:
     """One key for the words of a synonym group (`SYNONYM_GROUPS`); the word otherwise."""
     return _SYNONYM_INDEX.get(word, word)
@@ -561,7 +608,7 @@ def _word(part: str) -> _Part | None:
         number=NUMBER_WORDS.get(w),
         date=date,
         may=date is None and part == "May",
-        contrast=(_CONTRAST_INDEX[w], w) if w in _CONTRAST_INDEX else None,
+        contrast=(_CONTRAST_INDEX[w], CONTRAST_ALIASES.get(w, w)) if w in _CONTRAST_INDEX else None,
         content=w not in STOPWORDS and not w.isdigit(),
         anchor=upper,
         entity=upper and singular not in DATE_WORDS and w not in _UNITS,  # "MB" is no name
@@ -639,6 +686,9 @@ def analyse(text: str) -> Analysis:
     times, text = _times(text)
     dates |= times
     vocab |= times
+    nth = {f"{_nth(o)}-{d.lower()}" for o, d in _NTH_WEEKDAY.findall(text)}
+    dates |= nth
+    vocab |= nth
     quantities, soft_quantities, consumed = _quantities(text)
 
     for raw in _TOKEN.findall(_PARAGRAPH.sub(" . ", text)):
