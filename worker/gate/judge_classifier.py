@@ -87,18 +87,21 @@ class ClassifierJudge:
         # A text that repeats the live one whole and adds to it hides nothing of it: the
         # same fact, decided from the words alone (no forward pass). A second row would
         # only repeat it (the duplicate spiral).
-        extended = [
-            judge_features.extends(
-                memory_text(cand.heading, cand.content), memory_text(inc.heading, inc.content)
-            )
+        texts = [
+            (memory_text(cand.heading, cand.content), memory_text(inc.heading, inc.content))
             for inc, cand in pairs
+        ]
+        extended = [
+            judge_features.same_text(a, b) or judge_features.extends(a, b) for a, b in texts
         ]
         rest = [pair for pair, ext in zip(pairs, extended, strict=True) if not ext]
         feats = iter(self.features(rest))
-        result = []
-        for (inc, cand), ext in zip(pairs, extended, strict=True):
+        result: list[Judgement] = []
+        for n, ((inc, cand), ext) in enumerate(zip(pairs, extended, strict=True)):
             if ext:
-                detail = "the incoming text repeats the live one whole and adds to it"
+                detail = "the incoming text repeats the live one whole" + (
+                    "" if judge_features.same_text(*texts[n]) else " and adds to it"
+                )
                 result.append(Judgement(Verdict.SAME, 1.0, self.name, detail, ()))
                 continue
             f = next(feats)
@@ -108,7 +111,7 @@ class ClassifierJudge:
             if f.hard_vetoes:
                 verdict, score = self._not_same(f, 0.0, inc, cand)
                 detail = "; ".join(f"{v.guard}: {v.detail}" for v in f.hard_vetoes)
-            elif p_same >= self.weights.same_cut and not judge_features.reverses_rule(f):
+            elif p_same >= self.weights.same_cut and not judge_features.never_same(f):
                 result.append(
                     Judgement(
                         Verdict.SAME,

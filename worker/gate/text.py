@@ -455,12 +455,79 @@ ANTONYM_FORMS: tuple[str, ...] = (
     "pin/pins/pinned unpin/unpins/unpinned/float/floating",
     "ignore/ignores/ignored respect/respects/respected/honour/honours/honoured",
 )
+
+# Opposite members of one polar pair (a rule and its reverse, a side and the other side),
+# read by `judge_shapes.polar_pairs` over every word of the texts (particles such as "up" and
+# "down" included). A rewording keeps a statement's polarity: it never trades one member for
+# the other unless it also adds or drops a negation ("rejects test cards" == "accepts no test
+# cards"). Each member lists its forms; a form counts as its first one (the first line that
+# names a form wins), so inflections never oppose each other. Antonyms by prefix (safe /
+# unsafe, mutable / immutable) need no line: `judge_shapes.polar_pairs` derives them.
+POLAR_FORMS: tuple[str, ...] = (
+    *ANTONYM_FORMS,
+    "allow/allows/allowed/allowing/permit/permits/permitted/permitting "
+    "forbid/forbids/forbidden/forbidding/prohibit/prohibits/prohibited/prohibiting/deny/denies/"
+    "denied/denying/disallow/disallows/disallowed/ban/bans/banned/block/blocks/blocked/blocking",
+    "include/includes/included/including exclude/excludes/excluded/excluding/omit/omits/omitted",
+    "enable/enables/enabled/enabling disable/disables/disabled/disabling",
+    "high/higher/highest low/lower/lowest",
+    "increase/increases/increased/increasing/raise/raises/raised/raising/grow/grows/grew "
+    "decrease/decreases/decreased/decreasing/lowers/lowered/reduce/reduces/reduced/reducing/"
+    "shrink/shrinks/shrank",
+    "before/prior after/afterwards",
+    "succeed/succeeds/succeeded/success/successful/successfully/passes/passed "
+    "fail/fails/failed/failure/failures/failing",
+    "up down",
+    "on off",
+    "start/starts/started/starting stop/stops/stopped/stopping",
+    "open/opens/opened close/closes/closed",
+    "add/adds/added/adding remove/removes/removed/removing",
+    "safe/safely dangerous/risky",
+    "required/mandatory/compulsory optional/optionally",
+    "sync/synchronous/synchronously async/asynchronous/asynchronously",
+    "public private",
+    "internal/internally external/externally",
+    "inbound/ingress outbound/egress",
+    "upload/uploads/uploaded download/downloads/downloaded",
+    "import/imports/imported export/exports/exported",
+    "encrypt/encrypts/encrypted/encryption decrypt/decrypts/decrypted/decryption",
+    "encode/encodes/encoded decode/decodes/decoded",
+    "ascending/asc descending/desc",
+    "min/minimum/minimal max/maximum/maximal",
+    "oldest/earliest newest/latest",
+    "uppercase lowercase",
+    "above below",
+    "fast/faster/fastest/quick/quicker slow/slower/slowest",
+    "large/larger/largest/big/bigger small/smaller/smallest",
+    "online offline",
+    "visible/show/shows/shown hidden/hide/hides",
+    "lazy/lazily eager/eagerly",
+    "sequential/sequentially/serial/serially parallel/concurrent/concurrently",
+    "isolated/isolate/separate/separately shared/share",
+    "horizontal/horizontally vertical/vertically",
+    "ahead behind",
+    "frontend backend",
+    "client/clients server/servers",
+    "producer/producers consumer/consumers",
+    "sender/senders receiver/receivers/recipient/recipients",
+    "primary/leader/master replica/replicas/follower/followers/secondary/standby",
+    "read/reads/reading write/writes/writing/written",
+    "ordered unordered",
+    "current outdated/stale",
+)
 _CONTRAST_FORMS: dict[str, tuple[int, str]] = {}
 for _k, _line in enumerate(ANTONYM_FORMS):
     for _member in _line.split():
         _forms = _member.split("/")
         for _form in _forms:
             _CONTRAST_FORMS.setdefault(_form, (len(CONTRAST_GROUPS) + _k, _forms[0]))
+# form -> (line of POLAR_FORMS, the member's first form)
+POLAR_INDEX: dict[str, tuple[int, str]] = {}
+for _k, _line in enumerate(POLAR_FORMS):
+    for _member in _line.split():
+        _forms = _member.split("/")
+        for _form in _forms:
+            POLAR_INDEX.setdefault(_form, (_k, _forms[0]))
 
 # Function words: ignored by the order check and never taken for named entities.
 STOPWORDS = frozenset(
