@@ -220,7 +220,7 @@ def cross_validate(
             if judge_features.never_same(f):
                 p_same[n] = 0.0
             ta, tb = cand.content, inc.content
-            if judge_features.same_text(ta, tb) or judge_features.extends(ta, tb):
+            if judge_features.restates(ta, tb) is not None:
                 p_same[n] = 1.0
             if value_change.one_value_changed(
                 inc, cand, f.hard_vetoes + f.soft_vetoes

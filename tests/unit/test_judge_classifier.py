@@ -437,3 +437,23 @@ def test_averaged_perceptrons() -> None:
     )
     w = weights_from_json(raw)
     assert w.same.p(np.ones(n)) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    ("live", "incoming", "fixed"),
+    [
+        ("The pipeline requires manual aproval.", "The pipeline requires manual approval.", True),
+        ("Do not store tokens in localStorge.", "Do not store tokens in localStorage.", True),
+        ("Rob travelled to Norway.", "Rob traveled to Norway.", True),
+        # a letter at the end (a plural, another word), a digit, a short word, a reorder
+        ("Run the encode step.", "Run the encoder step.", False),
+        ("Consume group billing-v1.", "Consume group billing-v2.", False),
+        ("Use the main bucket.", "Use the man bucket.", False),
+        ("Rob travelled with Ana to Oslo.", "Ana traveled with Rob to Oslo.", False),
+        ("The pipeline requires manual aproval.", "The pipeline requires manual approval!", False),
+    ],
+)
+def test_a_misspelt_word_corrected_is_the_same_fact(live: str, incoming: str, fixed: bool) -> None:
+    assert judge_features.typo_fixed(live, incoming) is fixed
+    (j,) = ClassifierJudge(LexicalTokenEncoder(), _weights(bias=-5.0))([_pair(live, incoming)])
+    assert (j.verdict is Verdict.SAME) is fixed

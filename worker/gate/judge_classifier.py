@@ -84,25 +84,21 @@ class ClassifierJudge:
 
         if not pairs:
             return []
-        # A text that repeats the live one whole and adds to it hides nothing of it: the
-        # same fact, decided from the words alone (no forward pass). A second row would
-        # only repeat it (the duplicate spiral).
+        # A text that repeats the live one whole (in another Unicode form or case, with a
+        # sentence added, or with a misspelt word corrected) hides nothing of it: the same
+        # fact, decided from the words alone (no forward pass). A second row would only
+        # repeat it (the duplicate spiral).
         texts = [
             (memory_text(cand.heading, cand.content), memory_text(inc.heading, inc.content))
             for inc, cand in pairs
         ]
-        extended = [
-            judge_features.same_text(a, b) or judge_features.extends(a, b) for a, b in texts
-        ]
-        rest = [pair for pair, ext in zip(pairs, extended, strict=True) if not ext]
+        restated = [judge_features.restates(a, b) for a, b in texts]
+        rest = [pair for pair, why in zip(pairs, restated, strict=True) if why is None]
         feats = iter(self.features(rest))
         result: list[Judgement] = []
-        for n, ((inc, cand), ext) in enumerate(zip(pairs, extended, strict=True)):
-            if ext:
-                detail = "the incoming text repeats the live one whole" + (
-                    "" if judge_features.same_text(*texts[n]) else " and adds to it"
-                )
-                result.append(Judgement(Verdict.SAME, 1.0, self.name, detail, ()))
+        for (inc, cand), why in zip(pairs, restated, strict=True):
+            if why is not None:
+                result.append(Judgement(Verdict.SAME, 1.0, self.name, why, ()))
                 continue
             f = next(feats)
             vetoes = f.hard_vetoes + f.soft_vetoes
