@@ -41,6 +41,7 @@ def load_items(
         ("eval", ROOT / "tests/data/eval_pairs.jsonl"),
         ("frozen1", ROOT / "tests/data/gate_pairs_frozen_test.jsonl"),
         ("train4", ROOT / "tests/data/gate_pairs_train4.jsonl"),
+        ("train5", ROOT / "tests/data/gate_pairs_train5.jsonl"),
         *extra,
     ]
     for source, path in sources:

@@ -6,11 +6,13 @@ Training data (never a held-out split, never PAWS test), read by scripts/judge_d
   - tests/data/eval_pairs.jsonl (the team's tuning set);
   - tests/data/gate_pairs_frozen_test.jsonl (measured once as a test split; training since);
   - tests/data/gate_pairs_train4.jsonl (three-way labels, written from category descriptions);
+  - tests/data/gate_pairs_train5.jsonl (the same, by another engineer, 2026-12-01);
   - every second pair of PAWS-Wiki dev (weight 0.15; Zhang, Baldridge and He, NAACL 2019,
     data by Google LLC).
 
 Only pairs the judge sees are used: cosine distance under the embedder's threshold. Two small
-perceptrons (scikit-learn at training time; the judge runs them in numpy) or, with
+perceptrons, each the mean of SEEDS perceptrons trained from other initial weights
+(scikit-learn at training time; the judge runs them in numpy) or, with
 `--model logistic`, two logistic regressions (numpy): P(same) over the pairs no hard guard
 vetoes, and P(update | not same) over the three-way pairs that are not the same fact. The cut
 of P(same) is the smallest whose out-of-fold supersede precision (grouped k-fold: pairs sharing
@@ -63,6 +65,10 @@ def predict(x: np.ndarray, beta: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-(x @ beta)))
 
 
+# Perceptrons averaged per head (see Fitted).
+SEEDS = 5
+
+
 class Fitted:
     """A trained model: its probabilities, and its weights as judge_classifier reads them."""
 
@@ -85,15 +91,22 @@ class Fitted:
 
         self.mean = x.mean(axis=0)
         self.scale = x.std(axis=0) + 1e-6
-        self.mlp = MLPClassifier(
-            (hidden,), alpha=l2 * 1e-2, max_iter=3000, random_state=seed, early_stopping=False
-        )
-        self.mlp.fit((x - self.mean) / self.scale, y, sample_weight=w)
+        # An average of SEEDS perceptrons that differ only in their initial weights: one
+        # perceptron's probabilities move by a few pairs between seeds; their mean does not.
+        self.mlps = []
+        for s in range(SEEDS):
+            mlp = MLPClassifier(
+                (hidden,), alpha=l2 * 1e-2, max_iter=3000, random_state=seed + s,
+                early_stopping=False,
+            )  # fmt: skip
+            mlp.fit((x - self.mean) / self.scale, y, sample_weight=w)
+            self.mlps.append(mlp)
 
     def p(self, x: np.ndarray) -> np.ndarray:
         if self.kind == "logistic":
             return predict(x, self.beta)
-        return self.mlp.predict_proba((x - self.mean) / self.scale)[:, 1]
+        z = (x - self.mean) / self.scale
+        return np.mean([m.predict_proba(z)[:, 1] for m in self.mlps], axis=0)
 
     def to_obj(self) -> object:
         if self.kind == "logistic":
@@ -102,19 +115,23 @@ class Fitted:
         def r(a: np.ndarray) -> object:
             return np.round(a.astype(np.float64), 6).tolist()
 
-        return {
-            "kind": "mlp",
-            "mean": r(self.mean),
-            "scale": r(self.scale),
-            "hidden_w": r(self.mlp.coefs_[0]),
-            "hidden_b": r(self.mlp.intercepts_[0]),
-            "out_w": r(self.mlp.coefs_[1][:, 0]),
-            "out_b": round(float(self.mlp.intercepts_[1][0]), 6),
-        }
+        members = [
+            {
+                "kind": "mlp",
+                "mean": r(self.mean),
+                "scale": r(self.scale),
+                "hidden_w": r(m.coefs_[0]),
+                "hidden_b": r(m.intercepts_[0]),
+                "out_w": r(m.coefs_[1][:, 0]),
+                "out_b": round(float(m.intercepts_[1][0]), 6),
+            }
+            for m in self.mlps
+        ]
+        return members[0] if len(members) == 1 else {"kind": "mean", "members": members}
 
 
 # Sources whose labels are three-way (an update is labelled as such).
-THREE_WAY_SOURCES = ("eval", "frozen1", "train4")
+THREE_WAY_SOURCES = ("eval", "frozen1", "train4", "train5")
 # Supersede precision each source must keep (out of fold) for a cut of P(same) to be chosen.
 TARGETS = {"paws": 0.90}
 
@@ -190,8 +207,8 @@ def cross_validate(
     fold = folds[judged]
     p_same = np.zeros(len(judged))
     p_upd = np.zeros(len(judged))
-    for f in range(k):
-        tr = fold != f
+    for held in range(k):
+        tr = fold != held
         same, upd = fit_heads(kind, x[tr], label[tr], hard[tr], w[tr], three[tr])
         te = ~tr
         p_same[te] = np.where(hard[te], 0.0, same.p(x[te]))
@@ -200,8 +217,11 @@ def cross_validate(
         from memsieve.gate import judge_features, value_change
 
         for n, ((inc, cand), f) in enumerate(zip(inputs, feats, strict=True)):
-            if judge_features.reverses_rule(f):
+            if judge_features.never_same(f):
                 p_same[n] = 0.0
+            ta, tb = cand.content, inc.content
+            if judge_features.restates(ta, tb) is not None:
+                p_same[n] = 1.0
             if value_change.one_value_changed(
                 inc, cand, f.hard_vetoes + f.soft_vetoes
             ) or judge_features.changes_a_value(f):
@@ -267,7 +287,8 @@ def main() -> int:
     out = {
         "about": "memsieve gate pair classifier over "
         "memsieve.gate.judge_features.FEATURE_NAMES; trained by scripts/train_judge.py on "
-        "tests/data/eval_pairs.jsonl, gate_pairs_frozen_test.jsonl, gate_pairs_train4.jsonl "
+        "tests/data/eval_pairs.jsonl, gate_pairs_frozen_test.jsonl, gate_pairs_train4.jsonl, "
+        "gate_pairs_train5.jsonl "
         "and PAWS-Wiki dev (Google LLC)",
         "features": list(judge_features.FEATURE_NAMES),
         "same": same.to_obj(),

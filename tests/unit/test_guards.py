@@ -318,3 +318,30 @@ def test_a_word_glued_to_a_unit_letter_is_no_quantity_and_a_counted_noun_no_id()
     a = text.analyse("We evaluate on a 2,000-article set.")
     assert a.identifiers == frozenset() and a.numbers == {"2000"}
     assert "numbers" in set(_vetoes("Use a 3-node cluster.", "Use a 5-node cluster."))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "vetoed"),
+    [
+        ("Maintenance is on the second Saturday.", "Maintenance is on the last Saturday.", True),
+        ("Releases ship on the third Tuesday.", "Releases ship on the 3rd Tuesday.", False),
+        ("Releases ship on the first Monday.", "Releases ship on the 1st Monday.", False),
+    ],
+)
+def test_which_weekday_of_the_month_is_a_date(old: str, new: str, vetoed: bool) -> None:
+    assert ("dates" in set(_vetoes(old, new))) is vetoed
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "vetoed"),
+    [
+        # a short form or an inflection of one member names the same value
+        ("Backups of the prod DB are kept.", "Production database backups are kept.", False),
+        ("Enable the cache in dev.", "The cache is enabled in development.", False),
+        ("Sort ascending by date.", "Sort by date, asc.", False),
+        ("Deploy to staging first.", "Deploy to prod first.", True),
+        ("Sort ascending by date.", "Sort by date, desc.", True),
+    ],
+)
+def test_contrast_aliases(old: str, new: str, vetoed: bool) -> None:
+    assert ("contrast" in set(_vetoes(old, new))) is vetoed

@@ -297,3 +297,163 @@ def test_a_repeat_with_a_sentence_added_needs_no_forward_pass() -> None:
     live = "Pin the proxy version before the rollout."
     (j,) = ClassifierJudge(_NoEncoder(), ALIGNED)([_pair(live, live + " Confirmed again.")])
     assert j.verdict is Verdict.SAME
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "pairs"),
+    [
+        (
+            "Mutable tags are allowed here.",
+            "Mutable tags are prohibited here.",
+            [("allowed", "prohibited")],
+        ),
+        ("Scale up the workers at nine.", "Scale down the workers at nine.", [("up", "down")]),
+        ("Messages arrive in order.", "Messages arrive out of order.", [("ordered", "unordered")]),
+        ("Retries are safe here.", "Retries are unsafe here.", [("safe", "unsafe")]),
+        ("Strict mode is off.", "We turned strict mode on.", [("off", "on")]),
+        # inflections of one member never oppose each other; a prefix needs 4 letters left
+        ("The cache is enabled.", "Enable the cache.", []),
+        ("Play A-level games.", "Play level games.", []),
+    ],
+)
+def test_polar_pairs(old: str, new: str, pairs: list[tuple[str, str]]) -> None:
+    from memsieve.gate import judge_shapes
+
+    assert judge_shapes.polar_pairs(old, new) == pairs
+
+
+def test_polar_flips_skip_a_member_under_a_negation() -> None:
+    from memsieve.gate import judge_shapes
+
+    assert judge_shapes.polar_flips("Retries are safe here.", "Retries are unsafe here.") == 1
+    # "never closed" == "unclosed": the negation moved into the word
+    assert (
+        judge_shapes.polar_flips("Connections were never closed.", "It left connections unclosed.")
+        == 0
+    )
+
+
+def test_negated_asserted() -> None:
+    from memsieve.gate import judge_shapes
+
+    assert (
+        judge_shapes.negated_asserted(
+            "The tool runs in a single transaction.",
+            "The tool does not run in a single transaction.",
+        )
+        == 1
+    )
+    assert (
+        judge_shapes.negated_asserted("The handler is idempotent.", "The handler isn’t idempotent.")
+        == 1
+    )
+    # a word set against another ("instead of a tag") is not asserted
+    assert (
+        judge_shapes.negated_asserted(
+            "Pin the base image by digest, not by tag.",
+            "Pin the image by its digest instead of a tag.",
+        )
+        == 0
+    )
+
+
+def test_a_flipped_polarity_is_never_the_same_fact_and_reads_as_an_update() -> None:
+    always_same = _weights(bias=50.0)
+    never_update = Weights(always_same.same, 0.5, Model(np.zeros(len(FEATURE_NAMES)), -5.0))
+    judge = ClassifierJudge(LexicalTokenEncoder(), never_update)
+    flipped, compensated = judge(
+        [
+            _pair(
+                "Mutable tags are allowed in the dev registry.",
+                "Mutable tags are prohibited in the dev registry.",
+            ),
+            # an antonym with a negation added: the polarity is kept
+            _pair(
+                "The sandbox rejects cards that are not test cards.",
+                "The sandbox accepts test cards.",
+            ),
+        ]
+    )
+    assert flipped.verdict is Verdict.UPDATE
+    assert compensated.verdict is Verdict.SAME
+
+
+def test_the_same_text_in_another_unicode_form_is_the_same_fact() -> None:
+    composed, decomposed = "Naïve datetimes are banned.", "Nai\u0308ve datetimes are banned."
+    assert composed != decomposed
+    assert judge_features.same_text(composed, decomposed)
+    assert not judge_features.same_text("", "")
+    (j,) = ClassifierJudge(_NoEncoder(), _weights(bias=-5.0))([_pair(composed, decomposed)])
+    assert j.verdict is Verdict.SAME and "adds to it" not in j.detail
+
+
+def test_a_clause_moved_to_the_front_is_not_a_swap() -> None:
+    from memsieve.gate import judge_shapes, text
+
+    def moved(a: str, b: str) -> bool:
+        return judge_shapes.clause_moved(text.analyse(a).words, text.analyse(b).words)
+
+    assert moved("Run make lint before opening a PR.", "Before opening PRs, run make lint.")
+    assert moved(
+        "The index is rebuilt every Sunday night.", "Every Sunday night, the index gets rebuilt."
+    )
+    assert not moved(
+        "The billing service depends on the auth service.",
+        "The auth service depends on the billing service.",
+    )
+    assert not moved(
+        "Validate the JWT signature before reading any claims.",
+        "Read the claims before validating the JWT signature.",
+    )
+
+
+def test_diff_positions() -> None:
+    from memsieve.gate import judge_shapes
+
+    first, _ = judge_shapes.diff_positions(
+        "Shard 3 of the users database is old.", "Shard 7 of the users database is old."
+    )
+    assert first < 0.3
+    assert judge_shapes.diff_positions("It listens on port 9100.", "It listens on port 9464.") == (
+        1.0,
+        1.0,
+    )
+    assert judge_shapes.diff_positions("Same words.", "Same words.") == (1.0, 1.0)
+
+
+def test_averaged_perceptrons() -> None:
+    n = len(FEATURE_NAMES)
+    member = {"kind": "mlp", "mean": [0.0] * n, "scale": [1.0] * n, "hidden_w": [[0.0]] * n,
+              "hidden_b": [0.0], "out_w": [0.0]}  # fmt: skip
+    raw = json.dumps(
+        {
+            "features": list(FEATURE_NAMES),
+            "same": {
+                "kind": "mean",
+                "members": [member | {"out_b": 2.0}, member | {"out_b": -2.0}],
+            },
+            "same_cut": 0.5,
+        }
+    )
+    w = weights_from_json(raw)
+    assert w.same.p(np.ones(n)) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    ("live", "incoming", "fixed"),
+    [
+        ("The pipeline requires manual aproval.", "The pipeline requires manual approval.", True),
+        ("Do not store tokens in localStorge.", "Do not store tokens in localStorage.", True),
+        ("Rob travelled to Norway.", "Rob traveled to Norway.", True),
+        # a letter at the end (a plural, another word), a digit, a short word, a reorder
+        ("Run the encode step.", "Run the encoder step.", False),
+        ("Consume group billing-v1.", "Consume group billing-v2.", False),
+        ("Use the main bucket.", "Use the man bucket.", False),
+        ("Rob travelled with Ana to Oslo.", "Ana traveled with Rob to Oslo.", False),
+        ("The pipeline requires manual aproval.", "The pipeline requires manual approval!", False),
+    ],
+)
+def test_a_misspelt_word_corrected_is_the_same_fact(live: str, incoming: str, fixed: bool) -> None:
+    assert judge_features.typo_fixed(live, incoming) is fixed
+    (j,) = ClassifierJudge(LexicalTokenEncoder(), _weights(bias=-5.0))([_pair(live, incoming)])
+    assert (j.verdict is Verdict.SAME) is fixed

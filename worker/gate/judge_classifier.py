@@ -88,22 +88,21 @@ class ClassifierJudge:
 
         if not pairs:
             return []
-        # A text that repeats the live one whole and adds to it hides nothing of it: the
-        # same fact, decided from the words alone (no forward pass). A second row would
-        # only repeat it (the duplicate spiral).
-        extended = [
-            judge_features.extends(
-                memory_text(cand.heading, cand.content), memory_text(inc.heading, inc.content)
-            )
+        # A text that repeats the live one whole (in another Unicode form or case, with a
+        # sentence added, or with a misspelt word corrected) hides nothing of it: the same
+        # fact, decided from the words alone (no forward pass). A second row would only
+        # repeat it (the duplicate spiral).
+        texts = [
+            (memory_text(cand.heading, cand.content), memory_text(inc.heading, inc.content))
             for inc, cand in pairs
         ]
-        rest = [pair for pair, ext in zip(pairs, extended, strict=True) if not ext]
+        restated = [judge_features.restates(a, b) for a, b in texts]
+        rest = [pair for pair, why in zip(pairs, restated, strict=True) if why is None]
         feats = iter(self.features(rest))
-        result = []
-        for (inc, cand), ext in zip(pairs, extended, strict=True):
-            if ext:
-                detail = "the incoming text repeats the live one whole and adds to it"
-                result.append(Judgement(Verdict.SAME, 1.0, self.name, detail, ()))
+        result: list[Judgement] = []
+        for (inc, cand), why in zip(pairs, restated, strict=True):
+            if why is not None:
+                result.append(Judgement(Verdict.SAME, 1.0, self.name, why, ()))
                 continue
             f = next(feats)
             vetoes = f.hard_vetoes + f.soft_vetoes
@@ -112,7 +111,7 @@ class ClassifierJudge:
             if f.hard_vetoes:
                 verdict, score = self._not_same(f, 0.0, inc, cand)
                 detail = "; ".join(f"{v.guard}: {v.detail}" for v in f.hard_vetoes)
-            elif p_same >= self.weights.same_cut and not judge_features.reverses_rule(f):
+            elif p_same >= self.weights.same_cut and not judge_features.never_same(f):
                 result.append(
                     Judgement(
                         Verdict.SAME,

@@ -9,6 +9,7 @@ are known: the cosine distance the gate already has, the token alignment
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -73,12 +74,18 @@ FEATURE_NAMES: tuple[str, ...] = (
     "antonyms",
     "swap_same_bag",
     "reversal_b_only",
+    "polar_flips",
+    "polarity_flipped",
+    "negated_asserted",
+    "diff_pos_first",
+    "diff_pos_mean",
+    "clause_moved",
 )
 
 # Words that announce a rule reversed ("no longer", "stopped"): narrower than the update
 # markers, because with a flipped negation they overrule the model (`reverses_rule`).
 REVERSAL_MARKERS = re.compile(
-    r"\b(no longer|not any ?more|stopped|dropped|now|deprecated|removed|retired|used to)\b",
+    r"\b(no longer|any ?more|stopped|dropped|now|deprecated|removed|retired|used to)\b",
     re.IGNORECASE,
 )
 
@@ -137,9 +144,25 @@ def reverses_rule(f: PairFeatures) -> bool:
     return bool(v["reversal_b_only"]) and bool(v["negation_mismatch"])
 
 
+def flips_polarity(f: PairFeatures) -> bool:
+    """One text trades a word for its opposite ("allowed" / "prohibited", "scale up" / "scale
+    down", "safe" / "unsafe") and neither adds nor drops a negation to compensate: the
+    statement's polarity flipped, so the two never state the same fact."""
+    v = dict(zip(FEATURE_NAMES, f.values, strict=True))
+    return bool(v["polarity_flipped"])
+
+
+def never_same(f: PairFeatures) -> bool:
+    """A shape that overrules the model: a reversed rule or a flipped polarity."""
+    return reverses_rule(f) or flips_polarity(f)
+
+
 def changes_a_value(f: PairFeatures) -> bool:
-    """A pair that is not the same fact reads as an update by its shape alone."""
-    return reverses_rule(f) or one_slot_swapped(f)
+    """A pair that is not the same fact reads as an update by its shape alone: a rule
+    reversed, one slot's value swapped, or a statement's polarity flipped (the same subject,
+    "allowed" then "blocked": two live rows that contradict each other, linked as a conflict
+    rather than left silent)."""
+    return reverses_rule(f) or one_slot_swapped(f) or flips_polarity(f)
 
 
 def one_slot_swapped(f: PairFeatures) -> bool:
@@ -185,6 +208,7 @@ def pair_features(
     bigram_jac = len(big_a & big_b) / max(1, len(big_a | big_b))
     keys_a = {word_key(w) for w in an_a.content_words}
     keys_b = {word_key(w) for w in an_b.content_words}
+    flips = judge_shapes.polar_flips(text_a, text_b)
     values = np.array(
         [
             1.0,
@@ -223,6 +247,11 @@ def pair_features(
             float(len(gtext.antonym_pairs(an_a.words, an_b.words))),
             float(judge_shapes.swapped_in_same_bag(an_a.content_words, an_b.content_words)),
             float(bool(REVERSAL_MARKERS.search(text_b)) and not REVERSAL_MARKERS.search(text_a)),
+            float(flips),
+            float(flips > 0 and an_a.negated == an_b.negated),
+            float(judge_shapes.negated_asserted(text_a, text_b)),
+            *judge_shapes.diff_positions(text_a, text_b),
+            float(judge_shapes.clause_moved(an_a.words, an_b.words)),
         ],
         dtype=np.float64,
     )
@@ -237,12 +266,63 @@ def pair_features(
     )
 
 
+def _folded(text: str) -> str:
+    """Case, white space and Unicode forms folded ("Naïve" composed or decomposed)."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def same_text(live: str, incoming: str) -> bool:
+    """The same text but for case, white space and Unicode forms: the same fact."""
+    return bool(live.strip()) and _folded(live) == _folded(incoming)
+
+
+_TYPO_TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[.\-/][A-Za-z0-9_]+)*")
+# Letters a misspelt word keeps at least: shorter words differ by one letter as other words.
+TYPO_MIN_LETTERS = 6
+
+
+def _one_letter_inside(x: str, y: str) -> bool:
+    """One letter inserted or dropped inside a word of letters only ("aproval" / "approval",
+    "travelled" / "traveled"): never at its end (a plural, "encode" / "encoder") and never in
+    a name with digits ("billing-v1" / "billing-v2")."""
+    if len(x) > len(y):
+        x, y = y, x
+    if len(y) - len(x) != 1 or len(x) < TYPO_MIN_LETTERS or not (x.isalpha() and y.isalpha()):
+        return False
+    return any(y[:i] + y[i + 1 :] == x for i in range(1, len(y) - 1))
+
+
+def typo_fixed(live: str, incoming: str) -> bool:
+    """The same words and marks in the same order, but for misspelt words corrected (or
+    introduced): one letter inserted or dropped inside a word ("manual aproval" / "manual
+    approval", "localStorge" / "localStorage"). The same fact, whatever the guards read."""
+    ta, tb = _TYPO_TOKEN.findall(live), _TYPO_TOKEN.findall(incoming)
+    if len(ta) != len(tb) or ta == tb:
+        return False
+    if _TYPO_TOKEN.sub("", live).split() != _TYPO_TOKEN.sub("", incoming).split():
+        return False
+    return all(
+        x == y or _one_letter_inside(x.lower(), y.lower()) for x, y in zip(ta, tb, strict=True)
+    )
+
+
+def restates(live: str, incoming: str) -> str | None:
+    """Why the incoming text is the live one restated, from the words alone (no model):
+    None when it is not."""
+    if same_text(live, incoming):
+        return "the incoming text repeats the live one whole"
+    if extends(live, incoming):
+        return "the incoming text repeats the live one whole and adds to it"
+    if typo_fixed(live, incoming):
+        return "the incoming text is the live one with a misspelt word corrected"
+    return None
+
+
 def extends(live: str, incoming: str) -> bool:
     """The incoming text is the live one whole (case and white space aside) followed by
     more sentences that neither negate nor announce a change: superseding the live memory
     with it hides nothing ("... first. Confirmed again in the March retro.")."""
-    a = " ".join(live.lower().split())
-    b = " ".join(incoming.lower().split())
+    a, b = _folded(live), _folded(incoming)
     if not a or len(b) <= len(a) or not b.startswith(a) or a[-1] not in ".!?":
         return False
     added = b[len(a) :]

@@ -36,9 +36,48 @@ class Model:
         return _sigmoid(float(h @ self.out_w + self.out_b))
 
 
-def model_from_obj(obj: dict[str, Any] | list[float] | None) -> Model | None:
+class MeanModel:
+    """The mean probability of several models (perceptrons that differ in their seeds). When
+    they are perceptrons over the same standardisation (as train_judge.py writes them), their
+    hidden layers run as one matrix product."""
+
+    def __init__(self, members: tuple[Model, ...]) -> None:
+        self.members = members
+        first = members[0]
+        self._stacked = (
+            first.mean is not None
+            and first.scale is not None
+            and all(
+                m.hidden_w is not None
+                and m.mean is not None
+                and m.scale is not None
+                and np.array_equal(m.mean, first.mean)
+                and np.array_equal(m.scale, first.scale)
+                for m in members
+            )
+        )
+        if self._stacked:
+            self._mean, self._scale = first.mean, first.scale
+            self._hidden_w = np.concatenate([m.hidden_w for m in members], axis=1)  # type: ignore[misc]
+            self._hidden_b = np.concatenate([m.hidden_b for m in members])  # type: ignore[misc]
+            self._units = np.cumsum([0] + [len(m.out_w) for m in members])
+            self._out_w = np.concatenate([m.out_w for m in members])
+            self._out_b = np.array([m.out_b for m in members])
+
+    def p(self, x: np.ndarray) -> float:
+        if not self._stacked:
+            return float(np.mean([m.p(x) for m in self.members]))
+        h = np.maximum(0.0, ((x - self._mean) / self._scale) @ self._hidden_w + self._hidden_b)
+        logits = np.add.reduceat(h * self._out_w, self._units[:-1]) + self._out_b
+        return float(np.mean(1.0 / (1.0 + np.exp(-logits))))
+
+
+def model_from_obj(obj: dict[str, Any] | list[float] | None) -> Model | MeanModel | None:
     if obj is None:
         return None
+    if isinstance(obj, dict) and obj.get("kind") == "mean":
+        members = [model_from_obj(m) for m in obj["members"]]
+        return MeanModel(tuple(m for m in members if isinstance(m, Model)))
     if isinstance(obj, list):  # logistic weights, bias first (feature "bias" is 1.0)
         w = np.asarray(obj, dtype=np.float64)
         return Model(w, 0.0)
@@ -55,9 +94,9 @@ def model_from_obj(obj: dict[str, Any] | list[float] | None) -> Model | None:
 
 @dataclass(frozen=True)
 class Weights:
-    same: Model
+    same: Model | MeanModel
     same_cut: float
-    update: Model | None
+    update: Model | MeanModel | None
     update_cut: float = 0.5
 
 

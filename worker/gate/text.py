@@ -80,6 +80,21 @@ _MONTHS = (
 _MONTH_ABBR = {m[:3]: m for m in _MONTHS} | {"sept": "september"}
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 # "may" is a modal verb: only a capitalised, non-initial "May" counts as the month.
+# Which weekday of the month: "the second Saturday" != "the last Saturday", "the third
+# Tuesday" == "the 3rd Tuesday" (spell_out_numbers has made "3rd" "3" by then).
+_NTH_WEEKDAY = re.compile(
+    r"\b(first|second|third|fourth|fifth|last|penultimate|\d+)\s+("
+    + "|".join(_WEEKDAYS)
+    + r")s?\b",
+    re.IGNORECASE,
+)
+
+
+def _nth(ordinal: str) -> str:
+    low = ordinal.lower()
+    return {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5"}.get(low, low)
+
+
 DATE_WORDS = set(_MONTHS) | set(_WEEKDAYS) | {"weekend", "weekday"}
 
 # Clock times, normalised to 24-hour HH:MM ("5 pm" == "17:00", "midnight" == "00:00"): a time
@@ -378,6 +393,38 @@ def antonym_pairs(words_a: tuple[str, ...], words_b: tuple[str, ...]) -> list[tu
     return [(x, y) for g, x in sorted(only_a) for h, y in sorted(only_b) if g == h]
 
 
+# Members of one `CONTRAST_GROUPS` group that name the same value (a short form, an
+# inflection): they never contrast with each other ("prod" == "production", "enabled" ==
+# "enable", "ms" == "milliseconds").
+CONTRAST_ALIASES: dict[str, str] = {
+    "prod": "production",
+    "dev": "development",
+    "asc": "ascending",
+    "desc": "descending",
+    "sync": "synchronous",
+    "synchronously": "synchronous",
+    "async": "asynchronous",
+    "asynchronously": "asynchronous",
+    "min": "minimum",
+    "max": "maximum",
+    "postgres": "postgresql",
+    "uppercase": "upper",
+    "lowercase": "lower",
+    "enabled": "enable",
+    "disabled": "disable",
+    "increased": "increase",
+    "decreased": "decrease",
+    "allowed": "allow",
+    "denied": "deny",
+    "included": "include",
+    "excluded": "exclude",
+    "milliseconds": "ms",
+    "sec": "s",
+    "secs": "s",
+    "warn": "warning",
+}
+
+
 def synonym_key(word: str) -> str:
     """One key for the words of a synonym group (`SYNONYM_GROUPS`); the word otherwise."""
     return _SYNONYM_INDEX.get(word, word)
@@ -408,12 +455,79 @@ ANTONYM_FORMS: tuple[str, ...] = (
     "pin/pins/pinned unpin/unpins/unpinned/float/floating",
     "ignore/ignores/ignored respect/respects/respected/honour/honours/honoured",
 )
+
+# Opposite members of one polar pair (a rule and its reverse, a side and the other side),
+# read by `judge_shapes.polar_pairs` over every word of the texts (particles such as "up" and
+# "down" included). A rewording keeps a statement's polarity: it never trades one member for
+# the other unless it also adds or drops a negation ("rejects test cards" == "accepts no test
+# cards"). Each member lists its forms; a form counts as its first one (the first line that
+# names a form wins), so inflections never oppose each other. Antonyms by prefix (safe /
+# unsafe, mutable / immutable) need no line: `judge_shapes.polar_pairs` derives them.
+POLAR_FORMS: tuple[str, ...] = (
+    *ANTONYM_FORMS,
+    "allow/allows/allowed/allowing/permit/permits/permitted/permitting "
+    "forbid/forbids/forbidden/forbidding/prohibit/prohibits/prohibited/prohibiting/deny/denies/"
+    "denied/denying/disallow/disallows/disallowed/ban/bans/banned/block/blocks/blocked/blocking",
+    "include/includes/included/including exclude/excludes/excluded/excluding/omit/omits/omitted",
+    "enable/enables/enabled/enabling disable/disables/disabled/disabling",
+    "high/higher/highest low/lower/lowest",
+    "increase/increases/increased/increasing/raise/raises/raised/raising/grow/grows/grew "
+    "decrease/decreases/decreased/decreasing/lowers/lowered/reduce/reduces/reduced/reducing/"
+    "shrink/shrinks/shrank",
+    "before/prior after/afterwards",
+    "succeed/succeeds/succeeded/success/successful/successfully/passes/passed "
+    "fail/fails/failed/failure/failures/failing",
+    "up down",
+    "on off",
+    "start/starts/started/starting stop/stops/stopped/stopping",
+    "open/opens/opened close/closes/closed",
+    "add/adds/added/adding remove/removes/removed/removing",
+    "safe/safely dangerous/risky",
+    "required/mandatory/compulsory optional/optionally",
+    "sync/synchronous/synchronously async/asynchronous/asynchronously",
+    "public private",
+    "internal/internally external/externally",
+    "inbound/ingress outbound/egress",
+    "upload/uploads/uploaded download/downloads/downloaded",
+    "import/imports/imported export/exports/exported",
+    "encrypt/encrypts/encrypted/encryption decrypt/decrypts/decrypted/decryption",
+    "encode/encodes/encoded decode/decodes/decoded",
+    "ascending/asc descending/desc",
+    "min/minimum/minimal max/maximum/maximal",
+    "oldest/earliest newest/latest",
+    "uppercase lowercase",
+    "above below",
+    "fast/faster/fastest/quick/quicker slow/slower/slowest",
+    "large/larger/largest/big/bigger small/smaller/smallest",
+    "online offline",
+    "visible/show/shows/shown hidden/hide/hides",
+    "lazy/lazily eager/eagerly",
+    "sequential/sequentially/serial/serially parallel/concurrent/concurrently",
+    "isolated/isolate/separate/separately shared/share",
+    "horizontal/horizontally vertical/vertically",
+    "ahead behind",
+    "frontend backend",
+    "client/clients server/servers",
+    "producer/producers consumer/consumers",
+    "sender/senders receiver/receivers/recipient/recipients",
+    "primary/leader/master replica/replicas/follower/followers/secondary/standby",
+    "read/reads/reading write/writes/writing/written",
+    "ordered unordered",
+    "current outdated/stale",
+)
 _CONTRAST_FORMS: dict[str, tuple[int, str]] = {}
 for _k, _line in enumerate(ANTONYM_FORMS):
     for _member in _line.split():
         _forms = _member.split("/")
         for _form in _forms:
             _CONTRAST_FORMS.setdefault(_form, (len(CONTRAST_GROUPS) + _k, _forms[0]))
+# form -> (line of POLAR_FORMS, the member's first form)
+POLAR_INDEX: dict[str, tuple[int, str]] = {}
+for _k, _line in enumerate(POLAR_FORMS):
+    for _member in _line.split():
+        _forms = _member.split("/")
+        for _form in _forms:
+            POLAR_INDEX.setdefault(_form, (_k, _forms[0]))
 
 # Function words: ignored by the order check and never taken for named entities.
 STOPWORDS = frozenset(
@@ -561,7 +675,7 @@ def _word(part: str) -> _Part | None:
         number=NUMBER_WORDS.get(w),
         date=date,
         may=date is None and part == "May",
-        contrast=(_CONTRAST_INDEX[w], w) if w in _CONTRAST_INDEX else None,
+        contrast=(_CONTRAST_INDEX[w], CONTRAST_ALIASES.get(w, w)) if w in _CONTRAST_INDEX else None,
         content=w not in STOPWORDS and not w.isdigit(),
         anchor=upper,
         entity=upper and singular not in DATE_WORDS and w not in _UNITS,  # "MB" is no name
@@ -639,6 +753,9 @@ def analyse(text: str) -> Analysis:
     times, text = _times(text)
     dates |= times
     vocab |= times
+    nth = {f"{_nth(o)}-{d.lower()}" for o, d in _NTH_WEEKDAY.findall(text)}
+    dates |= nth
+    vocab |= nth
     quantities, soft_quantities, consumed = _quantities(text)
 
     for raw in _TOKEN.findall(_PARAGRAPH.sub(" . ", text)):

@@ -24,7 +24,11 @@ SUBJECT_MIN_OVERLAP = 0.5
 
 
 def one_value_changed(incoming: Incoming, candidate: Candidate, vetoes: Sequence[Veto]) -> bool:
-    """One veto from a value guard, one value on each side, and a shared subject."""
+    """One veto from a value guard, one value on each side, and a shared subject. Two words
+    that change places (the swapped-roles guard) beside it are a clause moved, not a second
+    value changed ("the rate limit is 100 requests per minute per key" / "the rate limit per
+    key is 300 requests per minute"); two values that change places are not an update."""
+    vetoes = [v for v in vetoes if v.guard != "swapped_roles" or _values_swapped(v.detail)]
     if len(vetoes) != 1 or vetoes[0].guard not in VALUE_GUARDS:
         return False
     new, old = sides(vetoes[0].detail)
@@ -50,3 +54,9 @@ def sides(detail: str) -> tuple[list[str], list[str]]:
         elif part.startswith("memory has "):
             old = part.removeprefix("memory has ").split(", ")
     return new, old
+
+
+def _values_swapped(detail: str) -> bool:
+    from memsieve.gate import judge_shapes
+
+    return judge_shapes.values_swapped(detail)
