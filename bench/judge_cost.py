@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 from memsieve.embedders import local
 from memsieve.embedders.local import LocalEmbedder
+from memsieve.flow.runtime import one_blas_thread
 from memsieve.gate import judge as gjudge
 from memsieve.gate import thresholds
 from memsieve.gate.decide import Candidate, Incoming
@@ -185,6 +186,7 @@ def main() -> None:
         help="comma-separated: mixed, all-close, recent",
     )
     opts = ap.parse_args()
+    one_blas_thread()  # as in a worker process (worker_process_init)
     rng = np.random.default_rng(15)
     events = stream(opts.events, rng)
     embedder = LocalEmbedder()
