@@ -60,10 +60,12 @@ def raw_rate(texts: list[str], threads: int, batch: int) -> float:
 
 
 def e2e_rate(
-    svc: harness.Services, events: list[dict[str, Any]], threads: str, batch: int
+    svc: harness.Services, events: list[dict[str, Any]], threads: str, batch: int, judge: str = ""
 ) -> float:
     db = svc.fresh_db()
     extra = {"MEMSIEVE_EMBEDDER": "local", "MEMSIEVE_BATCH_SIZE": str(batch)}
+    if judge:
+        extra["MEMSIEVE_JUDGE"] = judge
     if threads:
         extra["MEMSIEVE_LOCAL_THREADS"] = threads
     env = svc.env(db, **extra)
@@ -96,6 +98,7 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--judge", default="", help="MEMSIEVE_JUDGE for the end-to-end runs")
     args = ap.parse_args()
 
     events = distinct_events(args.events)
@@ -106,8 +109,8 @@ def main() -> None:
         for rep in range(args.repeats):
             runs["raw-1"].append(raw_rate(texts, 1, args.batch_size))
             runs["raw-2"].append(raw_rate(texts, 2, args.batch_size))
-            runs["e2e-1"].append(e2e_rate(svc, events, "1", args.batch_size))
-            runs["e2e-all"].append(e2e_rate(svc, events, "", args.batch_size))
+            runs["e2e-1"].append(e2e_rate(svc, events, "1", args.batch_size, args.judge))
+            runs["e2e-all"].append(e2e_rate(svc, events, "", args.batch_size, args.judge))
             print(
                 f"repeat {rep + 1}: "
                 + ", ".join(f"{k} {v[-1]:.1f}" for k, v in runs.items())
