@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from memsieve.gate import judge_features
-from memsieve.gate.decide import Candidate, Incoming
+from memsieve.gate.decide import Candidate, Incoming, Veto
 from memsieve.gate.judge import Verdict
 from memsieve.gate.judge_align import LexicalTokenEncoder, WordVectors, align
 from memsieve.gate.judge_classifier import (
@@ -457,3 +457,37 @@ def test_a_misspelt_word_corrected_is_the_same_fact(live: str, incoming: str, fi
     assert judge_features.typo_fixed(live, incoming) is fixed
     (j,) = ClassifierJudge(LexicalTokenEncoder(), _weights(bias=-5.0))([_pair(live, incoming)])
     assert (j.verdict is Verdict.SAME) is fixed
+
+
+def test_one_member_of_an_exclusive_group_swapped_for_another_is_never_the_same_fact() -> None:
+    always_same = _weights(bias=50.0)
+    judge = ClassifierJudge(LexicalTokenEncoder(), always_same)
+    (j,) = judge(
+        [
+            _pair(
+                "Python services use pip-tools for dependency locking.",
+                "Python services lock dependencies with uv.",
+            )
+        ]
+    )
+    assert j.verdict is not Verdict.SAME
+    assert "contrast: incoming has uv; memory has pip" in j.detail
+
+
+def test_member_swapped_needs_two_members_of_one_group_neither_aligned() -> None:
+    def feats(detail: str, unaligned_a: tuple[str, ...], unaligned_b: tuple[str, ...]):  # type: ignore[no-untyped-def]
+        veto = Veto("contrast", detail)
+        values = np.zeros(len(FEATURE_NAMES))
+        return judge_features.PairFeatures(values, (), (veto,), unaligned_a, unaligned_b)
+
+    swapped = "incoming has uv; memory has pip"
+    assert judge_features.member_swapped(feats(swapped, ("pip", "tools"), ("uv",)))
+    # a member that aligns with the other side's context is the model's to weigh
+    assert not judge_features.member_swapped(feats(swapped, ("tools",), ("uv",)))
+    # an antonym by prefix is no member of an exclusive group
+    closed = "incoming has unclosed; memory has closed"
+    assert not judge_features.member_swapped(feats(closed, ("closed",), ("unclosed",)))
+    # two members on one side
+    assert not judge_features.member_swapped(
+        feats("incoming has uv, poetry; memory has pip", ("pip",), ("uv", "poetry"))
+    )

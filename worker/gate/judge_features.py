@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from memsieve.gate import guards as gguards
-from memsieve.gate import judge_shapes
+from memsieve.gate import judge_shapes, value_change
 from memsieve.gate import text as gtext
 from memsieve.gate.decide import Veto
 from memsieve.gate.judge_align import Alignment, word_key
@@ -152,9 +152,31 @@ def flips_polarity(f: PairFeatures) -> bool:
     return bool(v["polarity_flipped"])
 
 
+def member_swapped(f: PairFeatures) -> bool:
+    """Each text names another member of one exclusive group (`text.CONTRAST_GROUPS`: tools,
+    languages, schedules ...), and neither member aligns with anything on the other side:
+    one replaced the other ("Python services use pip-tools for dependency locking" / "...
+    lock dependencies with uv"), never a rewording of it. A member that aligns with its
+    counterpart's context stays for the model to weigh."""
+    unaligned_a = {word_key(w) for w in f.unaligned_a}
+    unaligned_b = {word_key(w) for w in f.unaligned_b}
+    for v in f.soft_vetoes:
+        if v.guard != "contrast":
+            continue
+        new, old = value_change.sides(v.detail)
+        if len(new) != 1 or len(old) != 1:
+            continue
+        if not any({new[0], old[0]} <= group for group in gtext.CONTRAST_GROUPS):
+            continue
+        if word_key(new[0]) in unaligned_b and word_key(old[0]) in unaligned_a:
+            return True
+    return False
+
+
 def never_same(f: PairFeatures) -> bool:
-    """A shape that overrules the model: a reversed rule or a flipped polarity."""
-    return reverses_rule(f) or flips_polarity(f)
+    """A shape that overrules the model: a reversed rule, a flipped polarity, or one member of
+    an exclusive group swapped for another."""
+    return reverses_rule(f) or flips_polarity(f) or member_swapped(f)
 
 
 def changes_a_value(f: PairFeatures) -> bool:
