@@ -491,3 +491,44 @@ def test_member_swapped_needs_two_members_of_one_group_neither_aligned() -> None
     assert not judge_features.member_swapped(
         feats("incoming has uv, poetry; memory has pip", ("pip",), ("uv", "poetry"))
     )
+
+
+def test_a_code_quoted_name_replaced_is_never_the_same_fact() -> None:
+    always_same = _weights(bias=50.0)
+    judge = ClassifierJudge(LexicalTokenEncoder(), always_same)
+    replaced, kept = judge(
+        [
+            _pair(
+                "Use the `requests` library for HTTP calls in Python services.",
+                "Python services should use httpx for HTTP calls.",
+            ),
+            # the name kept, unquoted: the model's to weigh
+            _pair(
+                "Use the `requests` library for HTTP calls in Python services.",
+                "Python services should make HTTP calls with the requests library.",
+            ),
+        ]
+    )
+    assert replaced.verdict is not Verdict.SAME
+    assert kept.verdict is Verdict.SAME
+
+
+def test_code_name_replaced_needs_a_dropped_name_and_new_words() -> None:
+    from memsieve.gate import text as gtext
+
+    def replaced(a: str, b: str, unaligned_a: set[str]) -> bool:
+        an_a, an_b = gtext.analyse(a), gtext.analyse(b)
+        return judge_features.code_name_replaced(a, b, an_a, an_b, unaligned_a)
+
+    live = "Run `ruff` on every commit."
+    assert replaced(live, "Run black on every commit.", {"ruff"})
+    # dropped, but nothing in its place: a shorter statement, for the model
+    assert not replaced(live, "Run it on every commit.", {"ruff"})
+    # a word of the name aligned with the other side: a rewording, for the model
+    assert not replaced(live, "Run black on every commit.", set())
+    # joined or unquoted, the name is still there
+    unaligned = {"max", "conns"}
+    assert not replaced(
+        "Set `max_conns` to the pool size.", "Set maxconns to the pool size.", unaligned
+    )
+    assert not replaced("Set `max_conns` high.", "Set max_conns to the pool size.", unaligned)

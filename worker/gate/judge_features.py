@@ -106,6 +106,7 @@ class PairFeatures:
     unaligned_b: tuple[str, ...]  # incoming words not aligned
     content_a: int = 0  # content words of the candidate
     content_b: int = 0
+    code_name_replaced: bool = False  # `code_name_replaced` of the two texts
 
 
 def _inversions(a: tuple[str, ...], b: tuple[str, ...]) -> int:
@@ -173,10 +174,35 @@ def member_swapped(f: PairFeatures) -> bool:
     return False
 
 
+# A span quoted as code: a name (a library, a file, a flag).
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def code_name_replaced(
+    text_a: str, text_b: str, an_a: gtext.Analysis, an_b: gtext.Analysis, unaligned_a: set[str]
+) -> bool:
+    """The live text quotes a name as code ("use the `requests` library") that the incoming
+    text drops -- not there even unquoted or joined, no word of it aligned with anything --
+    while the incoming text brings content words of its own ("use httpx"): the name was
+    replaced, never reworded."""
+    own = set(an_b.content_words) - set(an_a.content_words) - an_a.vocabulary
+    if not own:
+        return False
+    lower_b = text_b.lower()
+    for span in _CODE_SPAN.findall(text_a):
+        name = span.strip().lower()
+        if not name or name in lower_b or re.sub(r"[^a-z0-9]", "", name) in an_b.vocabulary:
+            continue
+        parts = re.findall(r"[a-z0-9]+", name)
+        if parts and all(word_key(p) in unaligned_a for p in parts):
+            return True
+    return False
+
+
 def never_same(f: PairFeatures) -> bool:
-    """A shape that overrules the model: a reversed rule, a flipped polarity, or one member of
-    an exclusive group swapped for another."""
-    return reverses_rule(f) or flips_polarity(f) or member_swapped(f)
+    """A shape that overrules the model: a reversed rule, a flipped polarity, one member of
+    an exclusive group swapped for another, or a code-quoted name replaced."""
+    return reverses_rule(f) or flips_polarity(f) or member_swapped(f) or f.code_name_replaced
 
 
 def changes_a_value(f: PairFeatures) -> bool:
@@ -277,14 +303,16 @@ def pair_features(
         ],
         dtype=np.float64,
     )
+    unaligned_a = tuple(w for w, s in zip(alignment.a_words, ab, strict=True) if s < mid)
     return PairFeatures(
         values,
         hard,
         soft,
-        tuple(w for w, s in zip(alignment.a_words, ab, strict=True) if s < mid),
+        unaligned_a,
         tuple(w for w, s in zip(alignment.b_words, bb, strict=True) if s < mid),
         len(ab),
         len(bb),
+        code_name_replaced(text_a, text_b, an_a, an_b, {word_key(w) for w in unaligned_a}),
     )
 
 
