@@ -532,3 +532,40 @@ def test_code_name_replaced_needs_a_dropped_name_and_new_words() -> None:
         "Set `max_conns` to the pool size.", "Set maxconns to the pool size.", unaligned
     )
     assert not replaced("Set `max_conns` high.", "Set max_conns to the pool size.", unaligned)
+
+
+@pytest.mark.parametrize(
+    ("live", "incoming", "forbidden"),
+    [
+        (
+            "Use moment.js for date handling in the frontend.",
+            "Date handling in the frontend uses date-fns; don't add moment.js.",
+            True,
+        ),
+        # the live text negates too: the same prohibition, reworded
+        (
+            "OpenAPI specs are generated from code annotations, not written by hand.",
+            "We don't hand-write the OpenAPI specs; they're generated from annotations.",
+            False,
+        ),
+        # no name of its own: a rule restated with a negation, for the model
+        (
+            "Use moment.js for date handling in the frontend.",
+            "Date handling in the frontend: don't drop moment.js.",
+            False,
+        ),
+        # a capitalised name the live text has at the start of a sentence is not new
+        (
+            "Grafana dashboards are provisioned from `ops/dashboards`; UI edits are lost.",
+            "Don't edit Grafana dashboards in the UI; they come from ops/dashboards.",
+            False,
+        ),
+    ],
+)
+def test_name_forbidden(live: str, incoming: str, forbidden: bool) -> None:
+    from memsieve.gate import text as gtext
+
+    an_a, an_b = gtext.analyse(live), gtext.analyse(incoming)
+    assert judge_features.name_forbidden(live, incoming, an_a, an_b) is forbidden
+    (j,) = ClassifierJudge(LexicalTokenEncoder(), _weights(bias=50.0))([_pair(live, incoming)])
+    assert (j.verdict is Verdict.SAME) is not forbidden

@@ -107,6 +107,7 @@ class PairFeatures:
     content_a: int = 0  # content words of the candidate
     content_b: int = 0
     code_name_replaced: bool = False  # `code_name_replaced` of the two texts
+    name_forbidden: bool = False  # `name_forbidden` of the two texts
 
 
 def _inversions(a: tuple[str, ...], b: tuple[str, ...]) -> int:
@@ -199,10 +200,51 @@ def code_name_replaced(
     return False
 
 
+# A negator and the rest of its clause (a dot inside a name, "moment.js", ends no clause).
+_NEGATED_CLAUSE = re.compile(
+    r"\b(?:not|never|no|don't|don’t|dont|do not|avoid|stop)\b((?:[^.;:,!?—]|\.(?=\w))*)",
+    re.IGNORECASE,
+)
+
+
+def _flat(term: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", term.lower())
+
+
+def _names(text: str, an: gtext.Analysis) -> set[str]:
+    """The text's names (identifiers, hyphenated terms, capitalised names, code spans), each
+    lower-cased with its punctuation dropped."""
+    names = {_flat(t) for t in an.identifiers | an.compounds | an.entities}
+    names |= {_flat(c) for c in _CODE_SPAN.findall(text)}
+    return {n for n in names if n}
+
+
+def name_forbidden(text_a: str, text_b: str, an_a: gtext.Analysis, an_b: gtext.Analysis) -> bool:
+    """The live text states a name without any negation ("Use moment.js for date handling"),
+    the incoming one names something the live text never mentions and puts the live name
+    under a negation ("... uses date-fns; don't add moment.js"): a tool replaced, said
+    flatly, never a rewording."""
+    if an_a.negated or not an_b.negated:
+        return False
+    names_a = _names(text_a, an_a)
+    flat_a = _flat(text_a)
+    if not any(n not in flat_a for n in _names(text_b, an_b) - names_a):
+        return False
+    forbidden = {_flat(m.group(1)) for m in _NEGATED_CLAUSE.finditer(text_b)}
+    return any(n in clause for clause in forbidden for n in names_a)
+
+
 def never_same(f: PairFeatures) -> bool:
     """A shape that overrules the model: a reversed rule, a flipped polarity, one member of
-    an exclusive group swapped for another, or a code-quoted name replaced."""
-    return reverses_rule(f) or flips_polarity(f) or member_swapped(f) or f.code_name_replaced
+    an exclusive group swapped for another, a code-quoted name replaced, or a name the
+    incoming text forbids for another."""
+    return (
+        reverses_rule(f)
+        or flips_polarity(f)
+        or member_swapped(f)
+        or f.code_name_replaced
+        or f.name_forbidden
+    )
 
 
 def changes_a_value(f: PairFeatures) -> bool:
@@ -313,6 +355,7 @@ def pair_features(
         len(ab),
         len(bb),
         code_name_replaced(text_a, text_b, an_a, an_b, {word_key(w) for w in unaligned_a}),
+        name_forbidden(text_a, text_b, an_a, an_b),
     )
 
 
