@@ -569,3 +569,29 @@ def test_name_forbidden(live: str, incoming: str, forbidden: bool) -> None:
     assert judge_features.name_forbidden(live, incoming, an_a, an_b) is forbidden
     (j,) = ClassifierJudge(LexicalTokenEncoder(), _weights(bias=50.0))([_pair(live, incoming)])
     assert (j.verdict is Verdict.SAME) is not forbidden
+
+
+def test_one_value_changed_in_a_reworded_sentence_is_an_update_given_the_alignment() -> None:
+    from memsieve.gate import value_change
+    from memsieve.gate.guards import default_guards
+    from memsieve.gate.judge_align import Alignment
+
+    live = "The on-call rotation hands over every Monday at 10 AM."
+    new = "On-call handover happens every Wednesday at 10 AM."
+    inc, cand = _pair(live, new)
+    (veto,) = [v for g in default_guards() for v in g(inc, cand)]
+    assert veto.guard == "dates"
+    # the words differ ("rotation hands over" / "handover happens"): no lexical subject
+    assert not value_change.one_value_changed(inc, cand, [veto])
+
+    def alignment(a_best: list[float], b_best: list[float]) -> Alignment:
+        a_words = ("call", "rotation", "hands", "every", "monday", "10", "am")
+        b_words = ("call", "handover", "happens", "every", "wednesday", "10", "am")
+        return Alignment(a_words, np.array(a_best), b_words, np.array(b_best))
+
+    # most other words aligned on both sides: the same sentence, one value changed
+    reworded = alignment([1, 0.2, 0.6, 1, 0.8, 1, 1], [1, 0.6, 0.6, 1, 0.8, 1, 1])
+    assert value_change.one_value_changed(inc, cand, [veto], reworded)
+    # half of the live text's other words left unaligned: not shown to share the subject
+    apart = alignment([1, 0.2, 0.3, 0.4, 0.8, 1, 1], [1, 0.6, 0.6, 1, 0.8, 1, 1])
+    assert not value_change.one_value_changed(inc, cand, [veto], apart)

@@ -108,6 +108,7 @@ class PairFeatures:
     content_b: int = 0
     code_name_replaced: bool = False  # `code_name_replaced` of the two texts
     name_forbidden: bool = False  # `name_forbidden` of the two texts
+    alignment: Alignment | None = None  # the token alignment the features came from
 
 
 def _inversions(a: tuple[str, ...], b: tuple[str, ...]) -> int:
@@ -356,6 +357,7 @@ def pair_features(
         len(bb),
         code_name_replaced(text_a, text_b, an_a, an_b, {word_key(w) for w in unaligned_a}),
         name_forbidden(text_a, text_b, an_a, an_b),
+        alignment,
     )
 
 
