@@ -125,6 +125,13 @@ def main() -> int:
     ap.add_argument("--candidates", default="guards,classifier")
     ap.add_argument("--target", type=float, default=0.95)
     ap.add_argument("--errors", action="store_true", help="print the errors at the chosen cut")
+    ap.add_argument(
+        "--update-cut",
+        type=float,
+        default=None,
+        help="score at this cut of P(update) (the shipped weights' update_cut) instead of the "
+        "one chosen out of fold",
+    )
     ap.add_argument("--extra", action="append", default=[], help="SOURCE=PATH, training only")
     args = ap.parse_args()
 
@@ -167,6 +174,8 @@ def main() -> int:
         label = np.array([items[i].label for i in judged])
         src = np.array([items[i].source for i in judged])
         cut, ucut = train_judge.cuts_for(p_same, p_upd, label, src, args.target)
+        if args.update_cut is not None:
+            ucut = args.update_cut
         for c in dict.fromkeys([cut, *CUTS]):
             for i, ps, pu in zip(judged, p_same, p_upd, strict=True):
                 v = "same" if ps >= c else ("update" if pu >= ucut else "different")
