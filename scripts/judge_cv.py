@@ -15,7 +15,8 @@ no fact sits in both the training and the test fold. Every candidate is scored l
 the kind's threshold -> insert, else the judge's verdict (same -> supersede, update -> conflict
 or, for a correction, a supersede with reason `update`). Printed per source: supersede
 precision / recall (recall over every `same` pair, including far or hard-vetoed ones), false
-supersedes on number / id / date traps, and update pairs handled as updates.
+supersedes on number / id / date traps, update pairs handled as updates, and different-fact pairs
+linked as conflicts (false conflicts: both rows stay live, marked as contradicting).
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class Scores:
     updates: int = 0
     updates_ok: int = 0
     updates_dup: int = 0
+    false_conflicts: int = 0
+    different: int = 0
 
     def line(self) -> str:
         p = self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
@@ -59,7 +62,8 @@ class Scores:
         upd = f"{self.updates_ok}/{self.updates}" if self.updates else "-"
         return (
             f"{p:.3f} / {r:.3f} (fp {self.fp:3d}; traps n/i/d {traps['number']}/{traps['id']}/"
-            f"{traps['date']}; updates {upd}, as dup {self.updates_dup})"
+            f"{traps['date']}; updates {upd}, as dup {self.updates_dup}; false conflicts "
+            f"{self.false_conflicts}/{self.different})"
         )
 
 
@@ -79,6 +83,9 @@ def score(items: list[Item], actions: list[str]) -> dict[str, Scores]:
             s.updates += 1
             s.updates_ok += act in ("conflict", "supersede-update")
             s.updates_dup += dup
+        if it.label == "different":
+            s.different += 1
+            s.false_conflicts += act in ("conflict", "supersede-update")
     return out
 
 
@@ -118,6 +125,13 @@ def main() -> int:
     ap.add_argument("--candidates", default="guards,classifier")
     ap.add_argument("--target", type=float, default=0.95)
     ap.add_argument("--errors", action="store_true", help="print the errors at the chosen cut")
+    ap.add_argument(
+        "--update-cut",
+        type=float,
+        default=None,
+        help="score at this cut of P(update) (the shipped weights' update_cut) instead of the "
+        "one chosen out of fold",
+    )
     ap.add_argument("--extra", action="append", default=[], help="SOURCE=PATH, training only")
     args = ap.parse_args()
 
@@ -160,6 +174,8 @@ def main() -> int:
         label = np.array([items[i].label for i in judged])
         src = np.array([items[i].source for i in judged])
         cut, ucut = train_judge.cuts_for(p_same, p_upd, label, src, args.target)
+        if args.update_cut is not None:
+            ucut = args.update_cut
         for c in dict.fromkeys([cut, *CUTS]):
             for i, ps, pu in zip(judged, p_same, p_upd, strict=True):
                 v = "same" if ps >= c else ("update" if pu >= ucut else "different")

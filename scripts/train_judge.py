@@ -223,7 +223,7 @@ def cross_validate(
             if judge_features.restates(ta, tb) is not None:
                 p_same[n] = 1.0
             if value_change.one_value_changed(
-                inc, cand, f.hard_vetoes + f.soft_vetoes
+                inc, cand, f.hard_vetoes + f.soft_vetoes, f.alignment
             ) or judge_features.changes_a_value(f):
                 p_upd[n] = RULED
     return p_same, p_upd

@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from memsieve.gate import judge_features
-from memsieve.gate.decide import Candidate, Incoming
+from memsieve.gate.decide import Candidate, Incoming, Veto
 from memsieve.gate.judge import Verdict
 from memsieve.gate.judge_align import LexicalTokenEncoder, WordVectors, align
 from memsieve.gate.judge_classifier import (
@@ -457,3 +457,141 @@ def test_a_misspelt_word_corrected_is_the_same_fact(live: str, incoming: str, fi
     assert judge_features.typo_fixed(live, incoming) is fixed
     (j,) = ClassifierJudge(LexicalTokenEncoder(), _weights(bias=-5.0))([_pair(live, incoming)])
     assert (j.verdict is Verdict.SAME) is fixed
+
+
+def test_one_member_of_an_exclusive_group_swapped_for_another_is_never_the_same_fact() -> None:
+    always_same = _weights(bias=50.0)
+    judge = ClassifierJudge(LexicalTokenEncoder(), always_same)
+    (j,) = judge(
+        [
+            _pair(
+                "Python services use pip-tools for dependency locking.",
+                "Python services lock dependencies with uv.",
+            )
+        ]
+    )
+    assert j.verdict is not Verdict.SAME
+    assert "contrast: incoming has uv; memory has pip" in j.detail
+
+
+def test_member_swapped_needs_two_members_of_one_group_neither_aligned() -> None:
+    def feats(detail: str, unaligned_a: tuple[str, ...], unaligned_b: tuple[str, ...]):  # type: ignore[no-untyped-def]
+        veto = Veto("contrast", detail)
+        values = np.zeros(len(FEATURE_NAMES))
+        return judge_features.PairFeatures(values, (), (veto,), unaligned_a, unaligned_b)
+
+    swapped = "incoming has uv; memory has pip"
+    assert judge_features.member_swapped(feats(swapped, ("pip", "tools"), ("uv",)))
+    # a member that aligns with the other side's context is the model's to weigh
+    assert not judge_features.member_swapped(feats(swapped, ("tools",), ("uv",)))
+    # an antonym by prefix is no member of an exclusive group
+    closed = "incoming has unclosed; memory has closed"
+    assert not judge_features.member_swapped(feats(closed, ("closed",), ("unclosed",)))
+    # two members on one side
+    assert not judge_features.member_swapped(
+        feats("incoming has uv, poetry; memory has pip", ("pip",), ("uv", "poetry"))
+    )
+
+
+def test_a_code_quoted_name_replaced_is_never_the_same_fact() -> None:
+    always_same = _weights(bias=50.0)
+    judge = ClassifierJudge(LexicalTokenEncoder(), always_same)
+    replaced, kept = judge(
+        [
+            _pair(
+                "Use the `requests` library for HTTP calls in Python services.",
+                "Python services should use httpx for HTTP calls.",
+            ),
+            # the name kept, unquoted: the model's to weigh
+            _pair(
+                "Use the `requests` library for HTTP calls in Python services.",
+                "Python services should make HTTP calls with the requests library.",
+            ),
+        ]
+    )
+    assert replaced.verdict is not Verdict.SAME
+    assert kept.verdict is Verdict.SAME
+
+
+def test_code_name_replaced_needs_a_dropped_name_and_new_words() -> None:
+    from memsieve.gate import text as gtext
+
+    def replaced(a: str, b: str, unaligned_a: set[str]) -> bool:
+        an_a, an_b = gtext.analyse(a), gtext.analyse(b)
+        return judge_features.code_name_replaced(a, b, an_a, an_b, unaligned_a)
+
+    live = "Run `ruff` on every commit."
+    assert replaced(live, "Run black on every commit.", {"ruff"})
+    # dropped, but nothing in its place: a shorter statement, for the model
+    assert not replaced(live, "Run it on every commit.", {"ruff"})
+    # a word of the name aligned with the other side: a rewording, for the model
+    assert not replaced(live, "Run black on every commit.", set())
+    # joined or unquoted, the name is still there
+    unaligned = {"max", "conns"}
+    assert not replaced(
+        "Set `max_conns` to the pool size.", "Set maxconns to the pool size.", unaligned
+    )
+    assert not replaced("Set `max_conns` high.", "Set max_conns to the pool size.", unaligned)
+
+
+@pytest.mark.parametrize(
+    ("live", "incoming", "forbidden"),
+    [
+        (
+            "Use moment.js for date handling in the frontend.",
+            "Date handling in the frontend uses date-fns; don't add moment.js.",
+            True,
+        ),
+        # the live text negates too: the same prohibition, reworded
+        (
+            "OpenAPI specs are generated from code annotations, not written by hand.",
+            "We don't hand-write the OpenAPI specs; they're generated from annotations.",
+            False,
+        ),
+        # no name of its own: a rule restated with a negation, for the model
+        (
+            "Use moment.js for date handling in the frontend.",
+            "Date handling in the frontend: don't drop moment.js.",
+            False,
+        ),
+        # a capitalised name the live text has at the start of a sentence is not new
+        (
+            "Grafana dashboards are provisioned from `ops/dashboards`; UI edits are lost.",
+            "Don't edit Grafana dashboards in the UI; they come from ops/dashboards.",
+            False,
+        ),
+    ],
+)
+def test_name_forbidden(live: str, incoming: str, forbidden: bool) -> None:
+    from memsieve.gate import text as gtext
+
+    an_a, an_b = gtext.analyse(live), gtext.analyse(incoming)
+    assert judge_features.name_forbidden(live, incoming, an_a, an_b) is forbidden
+    (j,) = ClassifierJudge(LexicalTokenEncoder(), _weights(bias=50.0))([_pair(live, incoming)])
+    assert (j.verdict is Verdict.SAME) is not forbidden
+
+
+def test_one_value_changed_in_a_reworded_sentence_is_an_update_given_the_alignment() -> None:
+    from memsieve.gate import value_change
+    from memsieve.gate.guards import default_guards
+    from memsieve.gate.judge_align import Alignment
+
+    live = "The on-call rotation hands over every Monday at 10 AM."
+    new = "On-call handover happens every Wednesday at 10 AM."
+    inc, cand = _pair(live, new)
+    (veto,) = [v for g in default_guards() for v in g(inc, cand)]
+    assert veto.guard == "dates"
+    # the words differ ("rotation hands over" / "handover happens"): no lexical subject
+    assert not value_change.one_value_changed(inc, cand, [veto])
+
+    def alignment(a_best: list[float], b_best: list[float]) -> Alignment:
+        a_words = ("call", "rotation", "hands", "every", "monday", "10", "am")
+        b_words = ("call", "handover", "happens", "every", "wednesday", "10", "am")
+        return Alignment(a_words, np.array(a_best), b_words, np.array(b_best))
+
+    # most other words aligned on both sides: the same sentence, one value changed
+    reworded = alignment([1, 0.2, 0.6, 1, 0.8, 1, 1], [1, 0.6, 0.6, 1, 0.8, 1, 1])
+    assert value_change.one_value_changed(inc, cand, [veto], reworded)
+    # half of the live text's other words left unaligned: not shown to share the subject
+    apart = alignment([1, 0.2, 0.3, 0.4, 0.8, 1, 1], [1, 0.6, 0.6, 1, 0.8, 1, 1])
+    assert not value_change.one_value_changed(inc, cand, [veto], apart)

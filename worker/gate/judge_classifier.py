@@ -143,7 +143,7 @@ class ClassifierJudge:
         is an update whatever the model says: a conflict keeps both rows live and shows them,
         where a silent second row would contradict the first."""
         if value_change.one_value_changed(
-            inc, cand, f.hard_vetoes + f.soft_vetoes
+            inc, cand, f.hard_vetoes + f.soft_vetoes, f.alignment
         ) or judge_features.changes_a_value(f):
             return "update", 0.6
         if self.weights.update is not None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from memsieve.gate import guards as gguards
-from memsieve.gate import judge_shapes
+from memsieve.gate import judge_shapes, value_change
 from memsieve.gate import text as gtext
 from memsieve.gate.decide import Veto
 from memsieve.gate.judge_align import Alignment, word_key
@@ -106,6 +106,9 @@ class PairFeatures:
     unaligned_b: tuple[str, ...]  # incoming words not aligned
     content_a: int = 0  # content words of the candidate
     content_b: int = 0
+    code_name_replaced: bool = False  # `code_name_replaced` of the two texts
+    name_forbidden: bool = False  # `name_forbidden` of the two texts
+    alignment: Alignment | None = None  # the token alignment the features came from
 
 
 def _inversions(a: tuple[str, ...], b: tuple[str, ...]) -> int:
@@ -152,9 +155,97 @@ def flips_polarity(f: PairFeatures) -> bool:
     return bool(v["polarity_flipped"])
 
 
+def member_swapped(f: PairFeatures) -> bool:
+    """Each text names another member of one exclusive group (`text.CONTRAST_GROUPS`: tools,
+    languages, schedules ...), and neither member aligns with anything on the other side:
+    one replaced the other ("Python services use pip-tools for dependency locking" / "...
+    lock dependencies with uv"), never a rewording of it. A member that aligns with its
+    counterpart's context stays for the model to weigh."""
+    unaligned_a = {word_key(w) for w in f.unaligned_a}
+    unaligned_b = {word_key(w) for w in f.unaligned_b}
+    for v in f.soft_vetoes:
+        if v.guard != "contrast":
+            continue
+        new, old = value_change.sides(v.detail)
+        if len(new) != 1 or len(old) != 1:
+            continue
+        if not any({new[0], old[0]} <= group for group in gtext.CONTRAST_GROUPS):
+            continue
+        if word_key(new[0]) in unaligned_b and word_key(old[0]) in unaligned_a:
+            return True
+    return False
+
+
+# A span quoted as code: a name (a library, a file, a flag).
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def code_name_replaced(
+    text_a: str, text_b: str, an_a: gtext.Analysis, an_b: gtext.Analysis, unaligned_a: set[str]
+) -> bool:
+    """The live text quotes a name as code ("use the `requests` library") that the incoming
+    text drops -- not there even unquoted or joined, no word of it aligned with anything --
+    while the incoming text brings content words of its own ("use httpx"): the name was
+    replaced, never reworded."""
+    own = set(an_b.content_words) - set(an_a.content_words) - an_a.vocabulary
+    if not own:
+        return False
+    lower_b = text_b.lower()
+    for span in _CODE_SPAN.findall(text_a):
+        name = span.strip().lower()
+        if not name or name in lower_b or re.sub(r"[^a-z0-9]", "", name) in an_b.vocabulary:
+            continue
+        parts = re.findall(r"[a-z0-9]+", name)
+        if parts and all(word_key(p) in unaligned_a for p in parts):
+            return True
+    return False
+
+
+# A negator and the rest of its clause (a dot inside a name, "moment.js", ends no clause).
+_NEGATED_CLAUSE = re.compile(
+    r"\b(?:not|never|no|don't|don’t|dont|do not|avoid|stop)\b((?:[^.;:,!?—]|\.(?=\w))*)",
+    re.IGNORECASE,
+)
+
+
+def _flat(term: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", term.lower())
+
+
+def _names(text: str, an: gtext.Analysis) -> set[str]:
+    """The text's names (identifiers, hyphenated terms, capitalised names, code spans), each
+    lower-cased with its punctuation dropped."""
+    names = {_flat(t) for t in an.identifiers | an.compounds | an.entities}
+    names |= {_flat(c) for c in _CODE_SPAN.findall(text)}
+    return {n for n in names if n}
+
+
+def name_forbidden(text_a: str, text_b: str, an_a: gtext.Analysis, an_b: gtext.Analysis) -> bool:
+    """The live text states a name without any negation ("Use moment.js for date handling"),
+    the incoming one names something the live text never mentions and puts the live name
+    under a negation ("... uses date-fns; don't add moment.js"): a tool replaced, said
+    flatly, never a rewording."""
+    if an_a.negated or not an_b.negated:
+        return False
+    names_a = _names(text_a, an_a)
+    flat_a = _flat(text_a)
+    if not any(n not in flat_a for n in _names(text_b, an_b) - names_a):
+        return False
+    forbidden = {_flat(m.group(1)) for m in _NEGATED_CLAUSE.finditer(text_b)}
+    return any(n in clause for clause in forbidden for n in names_a)
+
+
 def never_same(f: PairFeatures) -> bool:
-    """A shape that overrules the model: a reversed rule or a flipped polarity."""
-    return reverses_rule(f) or flips_polarity(f)
+    """A shape that overrules the model: a reversed rule, a flipped polarity, one member of
+    an exclusive group swapped for another, a code-quoted name replaced, or a name the
+    incoming text forbids for another."""
+    return (
+        reverses_rule(f)
+        or flips_polarity(f)
+        or member_swapped(f)
+        or f.code_name_replaced
+        or f.name_forbidden
+    )
 
 
 def changes_a_value(f: PairFeatures) -> bool:
@@ -255,14 +346,18 @@ def pair_features(
         ],
         dtype=np.float64,
     )
+    unaligned_a = tuple(w for w, s in zip(alignment.a_words, ab, strict=True) if s < mid)
     return PairFeatures(
         values,
         hard,
         soft,
-        tuple(w for w, s in zip(alignment.a_words, ab, strict=True) if s < mid),
+        unaligned_a,
         tuple(w for w, s in zip(alignment.b_words, bb, strict=True) if s < mid),
         len(ab),
         len(bb),
+        code_name_replaced(text_a, text_b, an_a, an_b, {word_key(w) for w in unaligned_a}),
+        name_forbidden(text_a, text_b, an_a, an_b),
+        alignment,
     )
 
 
