@@ -214,17 +214,17 @@ def cross_validate(
         p_same[te] = np.where(hard[te], 0.0, same.p(x[te]))
         p_upd[te] = upd.p(x[te]) if upd is not None else 0.0
     if rule:  # the shape rules of ClassifierJudge, as it applies them
-        from memsieve.gate import judge_features, value_change
+        from memsieve.gate import judge_repeats, judge_rules, value_change
 
         for n, ((inc, cand), f) in enumerate(zip(inputs, feats, strict=True)):
-            if judge_features.never_same(f):
+            if judge_rules.never_same(f):
                 p_same[n] = 0.0
             ta, tb = cand.content, inc.content
-            if judge_features.restates(ta, tb) is not None:
+            if judge_repeats.restates(ta, tb) is not None:
                 p_same[n] = 1.0
             if value_change.one_value_changed(
                 inc, cand, f.hard_vetoes + f.soft_vetoes, f.alignment
-            ) or judge_features.changes_a_value(f):
+            ) or judge_rules.changes_a_value(f):
                 p_upd[n] = RULED
     return p_same, p_upd
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from memsieve.gate import judge_features
+from memsieve.gate import judge_features, judge_repeats, judge_rules
 from memsieve.gate.decide import Candidate, Incoming, Veto
 from memsieve.gate.judge import Verdict
 from memsieve.gate.judge_align import LexicalTokenEncoder, WordVectors, align
@@ -257,7 +257,8 @@ def test_word_pieces_become_one_unit_vector_per_word() -> None:
     wv = word_vectors(tv)
     assert wv.words == ("unclosed", "the", "db")
     assert wv.content == (True, False, True)
-    np.testing.assert_allclose(wv.vectors, [[1, 0], [0, 1], [0.70710677, 0.70710677]], atol=1e-6)
+    want = np.array([[1, 0], [0, 1], [0.70710677, 0.70710677]], dtype=np.float32)
+    np.testing.assert_allclose(wv.vectors, want, atol=1e-6)
     empty = word_vectors(TokenVectors("", vecs[:2], (None, None), ((0, 0), (0, 0))))
     assert empty.words == () and empty.vectors.shape == (0, 2)
 
@@ -277,10 +278,10 @@ def test_a_live_text_repeated_whole_with_a_sentence_added_is_the_same_fact(
     added: str, extended: bool
 ) -> None:
     live = "Deploys run after the nightly backup; pin the proxy version first."
-    assert judge_features.extends(live, live + added) is extended
+    assert judge_repeats.extends(live, live + added) is extended
     # Never the other way round (the live memory says more), nor a prefix that negates.
-    assert not judge_features.extends(live + added, live)
-    assert not judge_features.extends(live, "Never " + live[0].lower() + live[1:])
+    assert not judge_repeats.extends(live + added, live)
+    assert not judge_repeats.extends(live, "Never " + live[0].lower() + live[1:])
     # Whatever the model's p(same), the judge does not keep the repeat as a second row.
     never_same = _weights(bias=-5.0)
     (j,) = ClassifierJudge(LexicalTokenEncoder(), never_same)([_pair(live, live + added)])
@@ -381,8 +382,8 @@ def test_a_flipped_polarity_is_never_the_same_fact_and_reads_as_an_update() -> N
 def test_the_same_text_in_another_unicode_form_is_the_same_fact() -> None:
     composed, decomposed = "Naïve datetimes are banned.", "Nai\u0308ve datetimes are banned."
     assert composed != decomposed
-    assert judge_features.same_text(composed, decomposed)
-    assert not judge_features.same_text("", "")
+    assert judge_repeats.same_text(composed, decomposed)
+    assert not judge_repeats.same_text("", "")
     (j,) = ClassifierJudge(_NoEncoder(), _weights(bias=-5.0))([_pair(composed, decomposed)])
     assert j.verdict is Verdict.SAME and "adds to it" not in j.detail
 
@@ -454,7 +455,7 @@ def test_averaged_perceptrons() -> None:
     ],
 )
 def test_a_misspelt_word_corrected_is_the_same_fact(live: str, incoming: str, fixed: bool) -> None:
-    assert judge_features.typo_fixed(live, incoming) is fixed
+    assert judge_repeats.typo_fixed(live, incoming) is fixed
     (j,) = ClassifierJudge(LexicalTokenEncoder(), _weights(bias=-5.0))([_pair(live, incoming)])
     assert (j.verdict is Verdict.SAME) is fixed
 
@@ -481,14 +482,14 @@ def test_member_swapped_needs_two_members_of_one_group_neither_aligned() -> None
         return judge_features.PairFeatures(values, (), (veto,), unaligned_a, unaligned_b)
 
     swapped = "incoming has uv; memory has pip"
-    assert judge_features.member_swapped(feats(swapped, ("pip", "tools"), ("uv",)))
+    assert judge_rules.member_swapped(feats(swapped, ("pip", "tools"), ("uv",)))
     # a member that aligns with the other side's context is the model's to weigh
-    assert not judge_features.member_swapped(feats(swapped, ("tools",), ("uv",)))
+    assert not judge_rules.member_swapped(feats(swapped, ("tools",), ("uv",)))
     # an antonym by prefix is no member of an exclusive group
     closed = "incoming has unclosed; memory has closed"
-    assert not judge_features.member_swapped(feats(closed, ("closed",), ("unclosed",)))
+    assert not judge_rules.member_swapped(feats(closed, ("closed",), ("unclosed",)))
     # two members on one side
-    assert not judge_features.member_swapped(
+    assert not judge_rules.member_swapped(
         feats("incoming has uv, poetry; memory has pip", ("pip",), ("uv", "poetry"))
     )
 

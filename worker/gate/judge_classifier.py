@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from memsieve.gate import guards as gguards
-from memsieve.gate import judge_features, value_change
+from memsieve.gate import judge_repeats, judge_rules, value_change
 from memsieve.gate.decide import Candidate, Guard, Incoming, Veto
 from memsieve.gate.judge_align import (
     Alignment,
@@ -96,7 +96,7 @@ class ClassifierJudge:
             (memory_text(cand.heading, cand.content), memory_text(inc.heading, inc.content))
             for inc, cand in pairs
         ]
-        restated = [judge_features.restates(a, b) for a, b in texts]
+        restated = [judge_repeats.restates(a, b) for a, b in texts]
         rest = [pair for pair, why in zip(pairs, restated, strict=True) if why is None]
         feats = iter(self.features(rest))
         result: list[Judgement] = []
@@ -111,7 +111,7 @@ class ClassifierJudge:
             if f.hard_vetoes:
                 verdict, score = self._not_same(f, 0.0, inc, cand)
                 detail = "; ".join(f"{v.guard}: {v.detail}" for v in f.hard_vetoes)
-            elif p_same >= self.weights.same_cut and not judge_features.never_same(f):
+            elif p_same >= self.weights.same_cut and not judge_rules.never_same(f):
                 result.append(
                     Judgement(
                         Verdict.SAME,
@@ -144,7 +144,7 @@ class ClassifierJudge:
         where a silent second row would contradict the first."""
         if value_change.one_value_changed(
             inc, cand, f.hard_vetoes + f.soft_vetoes, f.alignment
-        ) or judge_features.changes_a_value(f):
+        ) or judge_rules.changes_a_value(f):
             return "update", 0.6
         if self.weights.update is not None:
             p_upd = self.weights.update.p(f.values)

@@ -9,13 +9,12 @@ are known: the cosine distance the gate already has, the token alignment
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from memsieve.gate import guards as gguards
-from memsieve.gate import judge_shapes, value_change
+from memsieve.gate import judge_shapes
 from memsieve.gate import text as gtext
 from memsieve.gate.decide import Veto
 from memsieve.gate.judge_align import Alignment, word_key
@@ -140,42 +139,6 @@ def split_vetoes(
     return hard, soft
 
 
-def reverses_rule(f: PairFeatures) -> bool:
-    """The incoming text announces a change ("no longer", "stopped", "now") and flips the
-    negation of the other: a reversed rule, an update, never a rewording."""
-    v = dict(zip(FEATURE_NAMES, f.values, strict=True))
-    return bool(v["reversal_b_only"]) and bool(v["negation_mismatch"])
-
-
-def flips_polarity(f: PairFeatures) -> bool:
-    """One text trades a word for its opposite ("allowed" / "prohibited", "scale up" / "scale
-    down", "safe" / "unsafe") and neither adds nor drops a negation to compensate: the
-    statement's polarity flipped, so the two never state the same fact."""
-    v = dict(zip(FEATURE_NAMES, f.values, strict=True))
-    return bool(v["polarity_flipped"])
-
-
-def member_swapped(f: PairFeatures) -> bool:
-    """Each text names another member of one exclusive group (`text.CONTRAST_GROUPS`: tools,
-    languages, schedules ...), and neither member aligns with anything on the other side:
-    one replaced the other ("Python services use pip-tools for dependency locking" / "...
-    lock dependencies with uv"), never a rewording of it. A member that aligns with its
-    counterpart's context stays for the model to weigh."""
-    unaligned_a = {word_key(w) for w in f.unaligned_a}
-    unaligned_b = {word_key(w) for w in f.unaligned_b}
-    for v in f.soft_vetoes:
-        if v.guard != "contrast":
-            continue
-        new, old = value_change.sides(v.detail)
-        if len(new) != 1 or len(old) != 1:
-            continue
-        if not any({new[0], old[0]} <= group for group in gtext.CONTRAST_GROUPS):
-            continue
-        if word_key(new[0]) in unaligned_b and word_key(old[0]) in unaligned_a:
-            return True
-    return False
-
-
 # A span quoted as code: a name (a library, a file, a flag).
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
@@ -233,34 +196,6 @@ def name_forbidden(text_a: str, text_b: str, an_a: gtext.Analysis, an_b: gtext.A
         return False
     forbidden = {_flat(m.group(1)) for m in _NEGATED_CLAUSE.finditer(text_b)}
     return any(n in clause for clause in forbidden for n in names_a)
-
-
-def never_same(f: PairFeatures) -> bool:
-    """A shape that overrules the model: a reversed rule, a flipped polarity, one member of
-    an exclusive group swapped for another, a code-quoted name replaced, or a name the
-    incoming text forbids for another."""
-    return (
-        reverses_rule(f)
-        or flips_polarity(f)
-        or member_swapped(f)
-        or f.code_name_replaced
-        or f.name_forbidden
-    )
-
-
-def changes_a_value(f: PairFeatures) -> bool:
-    """A pair that is not the same fact reads as an update by its shape alone: a rule
-    reversed, one slot's value swapped, or a statement's polarity flipped (the same subject,
-    "allowed" then "blocked": two live rows that contradict each other, linked as a conflict
-    rather than left silent)."""
-    return reverses_rule(f) or one_slot_swapped(f) or flips_polarity(f)
-
-
-def one_slot_swapped(f: PairFeatures) -> bool:
-    """The two texts differ in one word each, and those stand in the same slot: one value
-    (a tool, an owner, a place) swapped in the same sentence."""
-    v = dict(zip(FEATURE_NAMES, f.values, strict=True))
-    return v["substitutions"] == 1 and v["lex_only_a"] == 1 and v["lex_only_b"] == 1
 
 
 def pair_features(
@@ -358,73 +293,4 @@ def pair_features(
         code_name_replaced(text_a, text_b, an_a, an_b, {word_key(w) for w in unaligned_a}),
         name_forbidden(text_a, text_b, an_a, an_b),
         alignment,
-    )
-
-
-def _folded(text: str) -> str:
-    """Case, white space and Unicode forms folded ("Naïve" composed or decomposed)."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-
-
-def same_text(live: str, incoming: str) -> bool:
-    """The same text but for case, white space and Unicode forms: the same fact."""
-    return bool(live.strip()) and _folded(live) == _folded(incoming)
-
-
-_TYPO_TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[.\-/][A-Za-z0-9_]+)*")
-# Letters a misspelt word keeps at least: shorter words differ by one letter as other words.
-TYPO_MIN_LETTERS = 6
-
-
-def _one_letter_inside(x: str, y: str) -> bool:
-    """One letter inserted or dropped inside a word of letters only ("aproval" / "approval",
-    "travelled" / "traveled"): never at its end (a plural, "encode" / "encoder") and never in
-    a name with digits ("billing-v1" / "billing-v2")."""
-    if len(x) > len(y):
-        x, y = y, x
-    if len(y) - len(x) != 1 or len(x) < TYPO_MIN_LETTERS or not (x.isalpha() and y.isalpha()):
-        return False
-    return any(y[:i] + y[i + 1 :] == x for i in range(1, len(y) - 1))
-
-
-def typo_fixed(live: str, incoming: str) -> bool:
-    """The same words and marks in the same order, but for misspelt words corrected (or
-    introduced): one letter inserted or dropped inside a word ("manual aproval" / "manual
-    approval", "localStorge" / "localStorage"). The same fact, whatever the guards read."""
-    ta, tb = _TYPO_TOKEN.findall(live), _TYPO_TOKEN.findall(incoming)
-    if len(ta) != len(tb) or ta == tb:
-        return False
-    if _TYPO_TOKEN.sub("", live).split() != _TYPO_TOKEN.sub("", incoming).split():
-        return False
-    return all(
-        x == y or _one_letter_inside(x.lower(), y.lower()) for x, y in zip(ta, tb, strict=True)
-    )
-
-
-def restates(live: str, incoming: str) -> str | None:
-    """Why the incoming text is the live one restated, from the words alone (no model):
-    None when it is not."""
-    if same_text(live, incoming):
-        return "the incoming text repeats the live one whole"
-    if extends(live, incoming):
-        return "the incoming text repeats the live one whole and adds to it"
-    if typo_fixed(live, incoming):
-        return "the incoming text is the live one with a misspelt word corrected"
-    return None
-
-
-def extends(live: str, incoming: str) -> bool:
-    """The incoming text is the live one whole (case and white space aside) followed by
-    more sentences that neither negate nor announce a change: superseding the live memory
-    with it hides nothing ("... first. Confirmed again in the March retro.")."""
-    a, b = _folded(live), _folded(incoming)
-    if not a or len(b) <= len(a) or not b.startswith(a) or a[-1] not in ".!?":
-        return False
-    added = b[len(a) :]
-    words = set(re.findall(r"[a-z']+", added))
-    return not (
-        words & gtext.NEGATORS
-        or any(w.endswith("n't") for w in words)
-        or UPDATE_MARKERS.search(added)
-        or CORRECTION_MARKERS.search(added)
     )
