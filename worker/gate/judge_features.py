@@ -18,6 +18,7 @@ from memsieve.gate import judge_shapes
 from memsieve.gate import text as gtext
 from memsieve.gate.decide import Veto
 from memsieve.gate.judge_align import Alignment, word_key
+from memsieve.gate.judge_markers import markers
 
 # Similarity under which a content word counts as not aligned with anything on the other side.
 UNALIGNED = (0.55, 0.65, 0.75)
@@ -26,17 +27,6 @@ UNALIGNED = (0.55, 0.65, 0.75)
 # identifiers, dates) still veto on their own: a changed number is never the same fact.
 HARD_GUARDS = ("numbers", "identifiers", "dates", "code")
 SOFT_GUARDS = ("entities", "compounds", "contrast", "negation", "swapped_roles")
-
-# Words that announce a new value for an old slot ("now", "moved to", "no longer").
-UPDATE_MARKERS = re.compile(
-    r"\b(now|moved|moves|switched|switch(?:ed)? to|changed|renamed|upgraded|downgraded|"
-    r"migrated|replaced|raised|lowered|increased|decreased|reduced|bumped|no longer|"
-    r"instead|anymore|any more|from now on|has become|became|is being replaced|"
-    r"starting|from \w+ on|was|were|has been|have been|handed over|took over|takes over|"
-    r"stopped|dropped|deprecated|retired|removed|sunset|as of|going forward|"
-    r"used to|these days|nowadays)\b",
-    re.IGNORECASE,
-)
 
 FEATURE_NAMES: tuple[str, ...] = (
     "bias",
@@ -79,20 +69,6 @@ FEATURE_NAMES: tuple[str, ...] = (
     "diff_pos_first",
     "diff_pos_mean",
     "clause_moved",
-)
-
-# Words that announce a rule reversed ("no longer", "stopped"): narrower than the update
-# markers, because with a flipped negation they overrule the model (`reverses_rule`).
-REVERSAL_MARKERS = re.compile(
-    r"\b(no longer|any ?more|stopped|dropped|now|deprecated|removed|retired|used to)\b",
-    re.IGNORECASE,
-)
-
-# "Correction:", "actually", "not X" at the end: the producer says the old statement was wrong.
-CORRECTION_MARKERS = re.compile(
-    r"^\s*(?:correction|update|fix|actually|in fact)\b|\bnot\s+\w+\s*[.!]?\s*$|"
-    r"\b(?:turned out|it was actually|was wrong|is wrong|no longer)\b",
-    re.IGNORECASE,
 )
 
 
@@ -219,7 +195,9 @@ def pair_features(
     jac = gguards.overlap(tuple(wa), tuple(wb))
     na, nb = max(1, len(ab)), max(1, len(bb))
     guard_names = {v.guard for v in soft}
-    marker = float(bool(UPDATE_MARKERS.search(text_b)) and not UPDATE_MARKERS.search(text_a))
+    upd_a, corr_a, rev_a = markers(text_a)
+    upd_b, corr_b, rev_b = markers(text_b)
+    marker = float(upd_b and not upd_a)
     ctx = alignment.shared_context
     mid = UNALIGNED[1]
     ua, ub = float((ab < mid).sum()), float((bb < mid).sum())
@@ -257,9 +235,7 @@ def pair_features(
             *(float(g in guard_names) for g in SOFT_GUARDS),
             marker,
             float(an_a.negated != an_b.negated),
-            float(
-                bool(CORRECTION_MARKERS.search(text_b)) and not CORRECTION_MARKERS.search(text_a)
-            ),
+            float(corr_b and not corr_a),
             float(_inversions(an_a.words, an_b.words)),
             float(ub > 0 and ua == 0),
             float(ua > 0 and ub == 0),
@@ -269,10 +245,10 @@ def pair_features(
             bigram_jac,
             float(len(keys_a - keys_b)),
             float(len(keys_b - keys_a)),
-            float(bool(UPDATE_MARKERS.search(text_b))),
+            float(upd_b),
             float(len(gtext.antonym_pairs(an_a.words, an_b.words))),
             float(judge_shapes.swapped_in_same_bag(an_a.content_words, an_b.content_words)),
-            float(bool(REVERSAL_MARKERS.search(text_b)) and not REVERSAL_MARKERS.search(text_a)),
+            float(rev_b and not rev_a),
             float(flips),
             float(flips > 0 and an_a.negated == an_b.negated),
             float(judge_shapes.negated_asserted(text_a, text_b)),

@@ -8,7 +8,7 @@ import re
 import unicodedata
 
 from memsieve.gate import text as gtext
-from memsieve.gate.judge_features import CORRECTION_MARKERS, UPDATE_MARKERS
+from memsieve.gate.judge_markers import CORRECTION_MARKERS, UPDATE_MARKERS
 
 
 def _folded(text: str) -> str:

@@ -187,6 +187,7 @@ def negation_scopes(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(negated), frozenset(asserted)
 
 
+@lru_cache(maxsize=65536)
 def _fold(w: str) -> str:
     k = word_key(w)
     return k[:-1] if len(k) > 3 and k.endswith("s") and not k.endswith("ss") else k
@@ -207,22 +208,26 @@ def diff_positions(text_a: str, text_b: str) -> tuple[float, float]:
     when none differs. A value changed late in the sentence is the predicate's (an update:
     "listens on port 9100" / "port 9464"); early, it names another subject ("Shard 3 of the
     users database ..." / "Shard 7 ...": a distinct fact)."""
-    from memsieve.gate import text as gtext
-
-    def content(t: str) -> list[str]:
-        return [
-            _fold(w)
-            for w in polar_words(t)
-            if w.isalnum() and w not in _AUXILIARY and w not in gtext.STOPWORDS
-        ]
-
-    ka, kb = content(text_a), content(text_b)
+    ka, kb = _content_keys(text_a), _content_keys(text_b)
     sa, sb = set(ka), set(kb)
     pos = [i / max(1, len(ka) - 1) for i, k in enumerate(ka) if k not in sb]
     pos += [i / max(1, len(kb) - 1) for i, k in enumerate(kb) if k not in sa]
     if not pos:
         return 1.0, 1.0
     return min(pos), sum(pos) / len(pos)
+
+
+@lru_cache(maxsize=4096)
+def _content_keys(text: str) -> tuple[str, ...]:
+    """The folded content words of `text`, numbers included, in order (once per text: a
+    text meets several candidates)."""
+    from memsieve.gate import text as gtext
+
+    return tuple(
+        _fold(w)
+        for w in polar_words(text)
+        if w.isalnum() and w not in _AUXILIARY and w not in gtext.STOPWORDS
+    )
 
 
 def clause_moved(a: tuple[str, ...], b: tuple[str, ...]) -> bool:

@@ -1,0 +1,43 @@
+"""Words by which a text announces a new value, a correction or a reversed rule, read once
+per text (a text meets several candidates) by the pair classifier's features
+(`memsieve.gate.judge_features`) and the restatement rules (`memsieve.gate.judge_repeats`)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# Words that announce a new value for an old slot ("now", "moved to", "no longer").
+UPDATE_MARKERS = re.compile(
+    r"\b(now|moved|moves|switched|switch(?:ed)? to|changed|renamed|upgraded|downgraded|"
+    r"migrated|replaced|raised|lowered|increased|decreased|reduced|bumped|no longer|"
+    r"instead|anymore|any more|from now on|has become|became|is being replaced|"
+    r"starting|from \w+ on|was|were|has been|have been|handed over|took over|takes over|"
+    r"stopped|dropped|deprecated|retired|removed|sunset|as of|going forward|"
+    r"used to|these days|nowadays)\b",
+    re.IGNORECASE,
+)
+
+# Words that announce a rule reversed ("no longer", "stopped"): narrower than the update
+# markers, because with a flipped negation they overrule the model (`reverses_rule`).
+REVERSAL_MARKERS = re.compile(
+    r"\b(no longer|any ?more|stopped|dropped|now|deprecated|removed|retired|used to)\b",
+    re.IGNORECASE,
+)
+
+# "Correction:", "actually", "not X" at the end: the producer says the old statement was wrong.
+CORRECTION_MARKERS = re.compile(
+    r"^\s*(?:correction|update|fix|actually|in fact)\b|\bnot\s+\w+\s*[.!]?\s*$|"
+    r"\b(?:turned out|it was actually|was wrong|is wrong|no longer)\b",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=4096)
+def markers(text: str) -> tuple[bool, bool, bool]:
+    """Whether `text` announces an update, a correction, a reversed rule."""
+    return (
+        bool(UPDATE_MARKERS.search(text)),
+        bool(CORRECTION_MARKERS.search(text)),
+        bool(REVERSAL_MARKERS.search(text)),
+    )
