@@ -205,6 +205,7 @@ def _prejudge(
     scores: np.ndarray | None,
     live: vectors.LiveSet,
     config: GateConfig,
+    judge: Judge,
 ) -> dict[tuple[str, str], Judgement]:
     """Judge in one call the close pairs the batch will most likely meet: each event against
     its k nearest among the live rows and the earlier events of the batch (what the search
@@ -213,7 +214,7 @@ def _prejudge(
     pairs: list[tuple[Incoming, Candidate]] = []
     seen: set[tuple[str, str]] = set()
     hashes_before: set[str] = set()
-    k = config.k + getattr(config.the_judge(), "prejudge_extra", PREJUDGE_EXTRA)
+    k = config.k + getattr(judge, "prejudge_extra", PREJUDGE_EXTRA)
     for n, ev in enumerate(events):
         if ev.content_hash in live.by_hash or ev.content_hash in hashes_before:
             hashes_before.add(ev.content_hash)
@@ -248,7 +249,7 @@ def _prejudge(
                 pairs.append((inc, c))
     if not pairs:
         return {}
-    judgements = ask_judge(config.the_judge(), pairs)
+    judgements = ask_judge(judge, pairs)
     return {
         (i.content_hash, c.content_hash): j for (i, c), j in zip(pairs, judgements, strict=True)
     }
@@ -280,7 +281,9 @@ def gate(
     # A judge that is cheap per pair (`batched = False`, the guards) is asked as the pairs
     # come up, one event at a time: no pair judged that no decision needs.
     judged = (
-        _prejudge(events, q_all, scores, live, config) if getattr(judge, "batched", True) else {}
+        _prejudge(events, q_all, scores, live, config, judge)
+        if getattr(judge, "batched", True)
+        else {}
     )
     judge_name = config.judge_name
     decisions: list[Decision] = []
