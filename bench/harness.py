@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import redis
 from memsieve.ops.services import EmbeddedPostgres, EmbeddedRedis
 
@@ -195,6 +196,18 @@ def make_events(
             }
         )
     return out
+
+
+def settled(conn: psycopg.Connection[Any], n: int) -> bool:
+    """Whether `n` events are in the inbox and none is pending, cheaply enough to poll:
+    the pending check reads the partial index `events_pending` (a few pages), and the
+    whole table is counted only once nothing is pending. A `count(*) FILTER` over the
+    table every 20 ms cost Postgres 1.3 ms a call, a fifth of its time in a headline run,
+    taken from the service being measured."""
+    if conn.execute("SELECT EXISTS (SELECT 1 FROM events WHERE status = 'pending')").fetchone()[0]:
+        return False
+    row = conn.execute("SELECT count(*) FROM events").fetchone()
+    return bool(row and row[0] >= n)
 
 
 def pct(values: list[float], q: float) -> float:

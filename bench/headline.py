@@ -54,12 +54,7 @@ def run_memsieve(
             started = time.monotonic()
             finish_enqueue(enqueue_file(env, events, *(["--chunk", chunk] if chunk else [])))
             sent = time.monotonic() - started
-            while True:
-                row = conn.execute(
-                    "SELECT count(*) FILTER (WHERE status <> 'pending') FROM events"
-                ).fetchone()
-                if row and row[0] >= len(events):
-                    break
+            while not harness.settled(conn, len(events)):
                 if time.monotonic() - started > 600:
                     raise RuntimeError("events still pending after 600 s: " + worker.tail())
                 time.sleep(0.02)
