@@ -16,6 +16,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from memsieve.capture import fastre
+
 # Words that turn an observation into a lesson: a rule, a cause, a preference, a
 # correction, a consequence for next time.
 _LESSON_RE = re.compile(
@@ -107,6 +109,21 @@ _DOC_RE = re.compile(
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _HSPACE_RE = re.compile(r"[^\S\n]+")
+# The case-insensitive ones read lower-cased ASCII text case-sensitively, where `re` skips
+# ahead on literal first characters (memsieve.capture.fastre): same answers, 2-4x faster.
+_LESSON, _RETRO, _REASONING, _ACTIVITY, _STATE, _LOG_LINE, _SIGNATURE, _CODE_LINE, _DOC = map(
+    fastre.Scan,
+    (_LESSON_RE, _RETRO_RE, _REASONING_RE, _ACTIVITY_RE, _STATE_RE, _LOG_LINE_RE, _SIGNATURE_RE,
+     _CODE_LINE_RE, _DOC_RE),
+)  # fmt: skip
+
+
+def _search(scan: fastre.Scan, text: str) -> bool:
+    return scan.search(text, fastre.lowered(text))
+
+
+def _match(scan: fastre.Scan, text: str) -> bool:
+    return scan.match(text, fastre.lowered(text))
 
 
 def normalize(text: str) -> str:
@@ -121,7 +138,7 @@ def split_code(text: str) -> tuple[str, str]:
     code = [m.group(0) for m in _FENCE_RE.finditer(text)]
     prose_lines: list[str] = []
     for line in _FENCE_RE.sub("\n", text).split("\n"):
-        is_code = _SIGNATURE_RE.match(line) or _CODE_LINE_RE.search(line)
+        is_code = _match(_SIGNATURE, line) or _search(_CODE_LINE, line)
         (code if is_code else prose_lines).append(line)
     return "\n".join(prose_lines).strip(), "\n".join(code).strip()
 
@@ -129,7 +146,7 @@ def split_code(text: str) -> tuple[str, str]:
 @lru_cache(maxsize=4096)
 def has_lesson(text: str) -> bool:
     # Cached: trivia() and derivable() ask about the same heading + content.
-    return _LESSON_RE.search(text) is not None
+    return _search(_LESSON, text)
 
 
 def _sentences(text: str) -> list[str]:
@@ -140,9 +157,9 @@ def reasoning(heading: str, content: str) -> str | None:
     """Intermediate reasoning: plans and musings with no lesson among them."""
     thinking = lessons = 0
     for sentence in _sentences(heading) + _sentences(content):
-        if _RETRO_RE.search(sentence):
+        if _search(_RETRO, sentence):
             lessons += 1
-        elif _REASONING_RE.match(sentence):
+        elif _match(_REASONING, sentence):
             thinking += 1
         elif has_lesson(sentence):
             lessons += 1
@@ -154,9 +171,9 @@ def reasoning(heading: str, content: str) -> str | None:
 def trivia(heading: str, content: str) -> str | None:
     """Session trivia: raw log lines or a recap of what the agent did, with no lesson."""
     lines = content.split("\n")
-    log_lines = [line for line in lines if _LOG_LINE_RE.match(line)]
+    log_lines = [line for line in lines if _match(_LOG_LINE, line)]
     if len(lines) >= 2 and 2 * len(log_lines) >= len(lines):
-        rest = "\n".join(line for line in lines if not _LOG_LINE_RE.match(line))
+        rest = "\n".join(line for line in lines if not _match(_LOG_LINE, line))
         if not has_lesson(heading + "\n" + rest):
             return f"raw event log ({len(log_lines)} of {len(lines)} lines are log entries)"
         return None
@@ -165,9 +182,9 @@ def trivia(heading: str, content: str) -> str | None:
     if log_lines:
         return "a log entry, not a lesson"
     sentences = _sentences(content)
-    if any(_STATE_RE.search(s) for s in sentences):
+    if any(_search(_STATE, s) for s in sentences):
         return None
-    if any(_ACTIVITY_RE.search(s) for s in sentences):
+    if any(_search(_ACTIVITY, s) for s in sentences):
         return "a record of what the agent did, not a lesson"
     return None
 
@@ -181,6 +198,6 @@ def derivable(heading: str, content: str) -> str | None:
         return None
     if code and len(code) >= len(prose):
         return "pasted code or signatures with no lesson; the repo already holds them"
-    if _DOC_RE.search(prose) or _DOC_RE.search(heading):
+    if _search(_DOC, prose) or _search(_DOC, heading):
         return "restates API docs with no lesson; the docs already hold it"
     return None
