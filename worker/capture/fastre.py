@@ -35,9 +35,14 @@ class Scan:
     """One regex, its needs and its twin (both worked out at first use: importing the
     policy stays cheap). `low` is `text.lower()` for an ASCII text, else None (`lowered`)."""
 
-    def __init__(self, rx: re.Pattern[str] | str, flags: int = 0, twin: bool = True) -> None:
+    def __init__(
+        self, rx: re.Pattern[str] | str, flags: int = 0, twin: bool = True, literals: bool = True
+    ) -> None:
         self.rx = re.compile(rx, flags) if isinstance(rx, str) else rx
         self._want_twin = twin
+        # Off for a regex of common words ("because", "is"): testing its literals costs
+        # more than the twin's search they would spare.
+        self._want_literals = literals
         self._ready = False
         self._needs: tuple[Need, ...] = ()
         self._twin: re.Pattern[str] | None = None
@@ -45,7 +50,7 @@ class Scan:
     def _prepare(self) -> None:
         ci = bool(self.rx.flags & re.IGNORECASE) or "(?i" in self.rx.pattern
         self._twin = twin_of(self.rx) if self._want_twin and ci else None
-        self._needs = needs_of(self.rx)
+        self._needs = needs_of(self.rx) if self._want_literals else ()
         self._ready = True
 
     @property
@@ -63,10 +68,9 @@ class Scan:
     def possible(self, text: str, low: str | None) -> bool:
         """False only if no match of the regex can be in `text`."""
         for words, on_low in self.needs:
-            if on_low:
-                if low is not None and not any(w in low for w in words):
-                    return False
-            elif not any(w in text for w in words):
+            hay = low if on_low else text
+            # map/any run the `in` tests in C: a few per literal set, not a bytecode loop.
+            if hay is not None and not any(map(hay.__contains__, words)):
                 return False
         return True
 
@@ -135,16 +139,21 @@ class Prefilter:
         # character -> literals filed under it; literal -> scans gated by it
         self._chars: tuple[dict[str, list[str]], dict[str, list[str]]] = ({}, {})
         self._gated: tuple[dict[str, list[int]], dict[str, list[int]]] = ({}, {})
+        self._rest: list[tuple[tuple[tuple[str, ...], bool], ...]] = []
 
     def _prepare(self) -> None:
         for i, scan in enumerate(self.scans):
             needs = list(scan.needs)
             if self.extra[i]:
                 needs.append((frozenset(self.extra[i]), False))
-            if not needs:
+            gate = max(needs, key=score) if needs else None
+            # What is left to test once the gate's literal was found (in order of selectivity).
+            rest = tuple((tuple(w), low) for w, low in needs if (w, low) != gate)
+            self._rest.append(rest)
+            if gate is None:
                 self._always.append(i)
                 continue
-            words, on_low = max(needs, key=score)
+            words, on_low = gate
             if not words:
                 self._never_ascii.append(i)
                 continue
@@ -169,14 +178,14 @@ class Prefilter:
                 continue
             by_char, gated = self._chars[on_low], self._gated[on_low]
             for c in by_char.keys() & set(hay):
-                for w in by_char[c]:
-                    if w in hay:
-                        picked.update(gated[w])
+                for w in filter(hay.__contains__, by_char[c]):
+                    picked.update(gated[w])
         out = []
         for i in sorted(picked):
-            extra = self.extra[i]
-            if extra and not any(w in text for w in extra):
-                continue
-            if self.scans[i].possible(text, low):
+            for words, on_low in self._rest[i]:
+                hay = low if on_low else text
+                if hay is not None and not any(map(hay.__contains__, words)):
+                    break
+            else:
                 out.append(i)
         return out
