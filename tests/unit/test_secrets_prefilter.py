@@ -79,3 +79,11 @@ def test_needs_are_literals_every_match_holds() -> None:
     assert scan.possible("BEARER x", "bearer x")
     assert scan.possible("beareſ x", None)  # not ASCII: no shortcut on case
     assert not scan.possible("no token here", "no token here")
+
+
+def test_a_case_insensitive_part_inside_a_case_sensitive_group_is_read_on_the_lower_case() -> None:
+    # `Qabc` would be a case-sensitive literal, and "QABc" (which matches) does not hold it.
+    rx = re.compile(r"(?:Q(?:Z|(?i:ab)))c")
+    scan = fastre.Scan(rx)
+    assert scan.needs[0] == (frozenset({"qzc", "qabc"}), True)
+    assert [m.span() for m in scan.finditer("QABc", "qabc")] == [(0, 4)]

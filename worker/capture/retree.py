@@ -96,9 +96,14 @@ def _exact_seq(items: Any, ci: bool) -> set[str] | None:
     return run
 
 
-def _is_ci(op: Any, av: Any, ci: bool) -> bool:
+def _reads_ci(op: Any, av: Any, ci: bool) -> bool:
+    """Whether any character of an `_exact` item is read case-insensitively (then its
+    strings, partly lower-cased, can only be looked for in the lowered text)."""
     if op is C.SUBPATTERN:
-        return (ci or bool(av[1] & re.IGNORECASE)) and not av[2] & re.IGNORECASE
+        inner = (ci or bool(av[1] & re.IGNORECASE)) and not av[2] & re.IGNORECASE
+        return any(_reads_ci(o, a, inner) for o, a in av[3])
+    if op is C.BRANCH:
+        return any(_reads_ci(o, a, ci) for alt in av[1] for o, a in alt)
     return ci
 
 
@@ -123,11 +128,13 @@ def _seq_needs(items: Any, ci: bool) -> list[Need]:
             if len(longer) > _MAX_STRINGS:
                 close()
                 longer = got
-            run, run_ci = longer, run_ci or _is_ci(op, av, ci)
+            run, run_ci = longer, run_ci or _reads_ci(op, av, ci)
             continue
         close()
         if op is C.SUBPATTERN:
-            found += _seq_needs(av[3], _is_ci(op, av, ci))
+            found += _seq_needs(
+                av[3], (ci or bool(av[1] & re.IGNORECASE)) and not av[2] & re.IGNORECASE
+            )
         elif op is C.ATOMIC_GROUP:
             found += _seq_needs(av, ci)
         elif op in _REPEATS and av[0] >= 1:
