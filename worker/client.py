@@ -16,6 +16,10 @@ validates each event against the schema and runs the worker's own secret scanner
     except client.Unavailable:
         ...                                     # the broker did not answer in time
 
+Given the install key (`install_key=`, the bytes of MEMSIEVE_KEY_FILE), each clean
+event is sent with a scan stamp (memsieve.delivery.stamp): a worker of the same install
+and scanner version then does not scan it a second time. Without it, the worker scans.
+
 It never blocks the agent for long: connecting and publishing are bounded
 (`timeout`, default 3 s in all), after which `Unavailable` is raised and nothing is
 retried behind the caller's back.
@@ -29,6 +33,7 @@ from typing import Any
 
 from memsieve import constants
 from memsieve.capture import policy, secrets
+from memsieve.delivery import stamp
 from memsieve.schemas import events as ev
 from pydantic import ValidationError
 
@@ -71,11 +76,18 @@ class CaptureClient:
 
     Unavailable = Unavailable
 
-    def __init__(self, broker_url: str, timeout: float = 3.0, queue: str = constants.QUEUE):
+    def __init__(
+        self,
+        broker_url: str,
+        timeout: float = 3.0,
+        queue: str = constants.QUEUE,
+        install_key: bytes | None = None,
+    ):
         from celery import Celery
 
         self.timeout = timeout
         self.queue = queue
+        self._stamp_key = stamp.stamp_key(install_key) if install_key else None
         self._app = Celery("memsieve-producer", broker=broker_url, set_as_current=False)
         self._app.conf.update(
             task_serializer="json",
@@ -102,6 +114,8 @@ class CaptureClient:
         checked = [check(e) for e in events]
         payload = [e.model_dump(mode="json", exclude_none=True) for e in checked]
         ids = [e.resolved_id() for e in checked]
+        stamps = [stamp.make(self._stamp_key, policy.event_fields(e)) for e in checked]
+        headers = {stamp.HEADER: stamps} if any(stamps) else None
         summary = f"[{len(ids)} event(s) ns={','.join(sorted({e.namespace for e in checked}))[:80]} first={ids[0] if ids else '-'}]"
         error: list[BaseException] = []
 
@@ -114,6 +128,7 @@ class CaptureClient:
                     argsrepr=summary,
                     kwargsrepr="{}",
                     retry=False,
+                    headers=headers,
                 )
             except BaseException as exc:  # noqa: BLE001 - handed to the caller below
                 error.append(exc)

@@ -32,7 +32,9 @@ def sent(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> list[tuple[str, list
     monkeypatch.setenv("MEMSIEVE_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("MEMSIEVE_EMBEDDER", "hashing")
     out: list[tuple[str, list[Any]]] = []
-    monkeypatch.setattr(events._Sender, "send", lambda self, chunk: out.append((self.queue, chunk)))
+    monkeypatch.setattr(
+        events._Sender, "send", lambda self, chunk, stamps=None: out.append((self.queue, chunk))
+    )
     return out
 
 
@@ -86,9 +88,9 @@ def test_items_are_sent_while_later_ones_are_still_being_read(
 
     real_send = events._Sender.send
 
-    def send(self: events._Sender, chunk: list[Any]) -> None:
+    def send(self: events._Sender, chunk: list[Any], stamps: Any = None) -> None:
         log.append(f"send {len(chunk)}")
-        real_send(self, chunk)
+        real_send(self, chunk, stamps)
 
     monkeypatch.setattr(events._Sender, "send", send)
     got, problems = events.enqueue(source(), Settings.from_env(), chunk=2)

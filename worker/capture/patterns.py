@@ -26,6 +26,7 @@ from typing import Any
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.base import RegexBasedDetector
+from memsieve.capture import fastre
 from memsieve.capture.shapes import B as _B
 from memsieve.capture.shapes import E as _E
 from memsieve.capture.shapes import (
@@ -233,15 +234,12 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _own_findings(text: str) -> Iterable[SecretFinding]:
-    for pat in _PATTERNS:
-        if pat.needs:
-            for lit in pat.needs:
-                if lit in text:
-                    break
-            else:
-                continue
-        for m in pat.regex.finditer(text):
+def _own_findings(text: str, low: str | None, hits: list[int]) -> Iterable[SecretFinding]:
+    """Findings of our patterns; `hits`: the indices of those `_formats()` let through."""
+    scans = _formats().scans
+    for i in hits:
+        pat = _PATTERNS[i]
+        for m in scans[i].finditer(text, low, checked=True):
             if pat.kind == "config_secret":
                 g = next(g for g in _CONFIG_VALUE_GROUPS if m.group(g) is not None)
                 if config_value(m.group(g)):
@@ -258,33 +256,32 @@ def _own_findings(text: str) -> Iterable[SecretFinding]:
 
 
 @lru_cache(maxsize=1)
-def _ds_groups() -> tuple[tuple[re.Pattern[str] | None, tuple[Pattern, ...]], ...]:
-    """detect-secrets' patterns grouped by their flags, each group behind one alternation
-    of its regexes: a text the alternation does not match anywhere matches none of them
-    (one search instead of ~35 `finditer` calls for the usual text with no secret). A
-    group whose regexes cannot be joined (a duplicate group name) has no prefilter."""
+def _ds_ordered() -> tuple[Pattern, ...]:
+    """detect-secrets' patterns grouped by their regex flags (the order their findings
+    have always come in: on a tie, merge() names a span after the first finding)."""
     by_flags: dict[int, list[Pattern]] = {}
     for pat in _ds_patterns():
         by_flags.setdefault(pat.regex.flags, []).append(pat)
-    out: list[tuple[re.Pattern[str] | None, tuple[Pattern, ...]]] = []
-    for flags, pats in by_flags.items():
-        # In verbose mode a `#` comment runs to the end of its line: keep it there.
-        nl = "\n" if flags & re.VERBOSE else ""
-        try:
-            joined: re.Pattern[str] | None = re.compile(
-                "|".join(f"(?:{nl}{p.regex.pattern}{nl})" for p in pats), flags
-            )
-        except re.error:
-            joined = None
-        out.append((joined, tuple(pats)))
-    return tuple(out)
+    return tuple(p for pats in by_flags.values() for p in pats)
 
 
-def _ds_findings(text: str) -> Iterable[SecretFinding]:
-    for joined, pats in _ds_groups():
-        if joined is not None and joined.search(text) is None:
-            continue
-        yield from _ds_group_findings(text, pats)
+@lru_cache(maxsize=1)
+def _formats() -> fastre.Prefilter:
+    """Our patterns (behind their hand-written `needs` too), then `_ds_ordered`, each
+    behind the literals of its regex: a text is searched with the few it can match."""
+    ours = [fastre.Scan(p.regex) for p in _PATTERNS]
+    theirs = [fastre.Scan(p.regex) for p in _ds_ordered()]
+    return fastre.Prefilter(ours + theirs, [p.needs for p in _PATTERNS] + [() for _ in theirs])
+
+
+def _ds_findings(text: str, low: str | None, hits: list[int]) -> Iterable[SecretFinding]:
+    """Findings of detect-secrets' patterns; `hits` as for `_own_findings`."""
+    pats, scans, first = _ds_ordered(), _formats().scans, len(_PATTERNS)
+    for i in hits:
+        for m in scans[i].finditer(text, low, checked=True):
+            start, end = _trim(text, m.start(), m.end())
+            if end - start >= 8:
+                yield SecretFinding(start, end, pats[i - first].kind)
 
 
 def _ds_group_findings(text: str, pats: tuple[Pattern, ...]) -> Iterable[SecretFinding]:
@@ -333,10 +330,15 @@ def _overlaps(f: SecretFinding, spans: list[SecretFinding]) -> bool:
     return any(f.start < s.end and s.start < f.end for s in spans)
 
 
-def known_formats(text: str) -> list[SecretFinding]:
-    """Secrets of a known format or `key = value` shape in `text`, merged and sorted."""
-    own = merge(_own_findings(text))
+def known_formats(text: str, low: str | None = None) -> list[SecretFinding]:
+    """Secrets of a known format or `key = value` shape in `text`, merged and sorted.
+    `low`: `fastre.lowered(text)`, if the caller has it."""
+    low = fastre.lowered(text) if low is None else low
+    hits = _formats().candidates(text, low)
+    first = len(_PATTERNS)
+    own = merge(_own_findings(text, low, [i for i in hits if i < first]))
     # Our spans are the precise ones (e.g. only the password of a URL); a detect-secrets
     # hit counts only where none of ours already covers it.
-    found = own + [f for f in _ds_findings(text) if not _overlaps(f, own)]
+    theirs = [i for i in hits if i >= first]
+    found = own + [f for f in _ds_findings(text, low, theirs) if not _overlaps(f, own)]
     return merge(found) if len(found) > len(own) else own

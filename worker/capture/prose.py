@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from memsieve.capture import patterns
+from memsieve.capture import fastre, patterns
 from memsieve.capture.patterns import SecretFinding, entropy
 
 _PW = (
@@ -143,11 +143,25 @@ def _password_like(value: str, strict: bool, digits_ok: bool = True) -> bool:
     return len(v) >= 6 and v.isalpha() and v.islower() and not _WORD_SUFFIX.search(v)
 
 
-def findings(text: str) -> Iterable[SecretFinding]:
-    low = text.lower()
-    if not any(n in low for n in _PROSE_NEEDS):
+# Each regex behind its literals and lower-case twin (memsieve.capture.fastre): a lesson
+# that says "pin" runs the two that read "pin", not all nine.
+_ORDER = (
+    _PROSE_AFTER, _KEYWORD_VALUE, _CLI_PASSWORD, _SEED_PHRASE, _CODE_LIST,
+    _PROSE_BARE, _PROSE_BEFORE, _LOGIN, _USER_PASS_HOST,
+)  # fmt: skip
+_SCANS = fastre.Prefilter([fastre.Scan(rx) for rx in _ORDER])
+_AFTER, _KEYWORD, _CLI, _SEED, _CODES, *_ = _SCANS.scans
+_VALUE_AFTER = tuple(zip(_SCANS.scans[5:], (1, 1, 2, 1), (True, True, False, True), strict=True))
+
+
+def findings(text: str, low: str | None = None) -> Iterable[SecretFinding]:
+    """Credentials in prose. `low`: `fastre.lowered(text)`, if the caller has it."""
+    lowered = text.lower() if low is None else low
+    if not any(n in lowered for n in _PROSE_NEEDS):
         return
-    for m in _PROSE_AFTER.finditer(text):
+    asc = fastre.lowered(text) if low is None else low
+    hits = {_SCANS.scans[i] for i in _SCANS.candidates(text, asc)}
+    for m in _AFTER.finditer(text, asc, True) if _AFTER in hits else ():
         keyword = m.group(1).lower()
         is_pw = re.fullmatch(_PW, keyword) is not None
         value = _clean_value(m.group(2))
@@ -158,7 +172,7 @@ def findings(text: str) -> Iterable[SecretFinding]:
         if ok:
             start = m.start(2) + m.group(2).index(value) if value in m.group(2) else m.start(2)
             yield SecretFinding(start, start + len(value), "prose_password")
-    for m in _KEYWORD_VALUE.finditer(text):
+    for m in _KEYWORD.finditer(text, asc, True) if _KEYWORD in hits else ():
         value = m.group(1).rstrip(".,;:")
         core = value.replace("-", "").replace("_", "")
         if (
@@ -170,20 +184,20 @@ def findings(text: str) -> Iterable[SecretFinding]:
         ):
             start = m.start(1)
             yield SecretFinding(start, start + len(value), "keyword_secret")
-    for m in _CLI_PASSWORD.finditer(text):
+    for m in _CLI.finditer(text, asc, True) if _CLI in hits else ():
         group = next(g for g in range(1, 7) if m.group(g) is not None)
         value = _clean_value(m.group(group))
         if _password_like(value, strict=True):
             start = m.start(group) + max(0, m.group(group).find(value))
             yield SecretFinding(start, start + len(value), "prose_password")
-    for regex in (_SEED_PHRASE, _CODE_LIST):
-        for m in regex.finditer(text):
-            if any(c.isdigit() for c in m.group(1)) or regex is _SEED_PHRASE:
+    for scan in (_SEED, _CODES):
+        for m in scan.finditer(text, asc, True) if scan in hits else ():
+            if any(c.isdigit() for c in m.group(1)) or scan is _SEED:
                 yield SecretFinding(m.start(1), m.end(1), "recovery_secret")
-    for regex, group in ((_PROSE_BARE, 1), (_PROSE_BEFORE, 1), (_LOGIN, 2), (_USER_PASS_HOST, 1)):
-        for m in regex.finditer(text):
+    for scan, group, digits_ok in _VALUE_AFTER:
+        for m in scan.finditer(text, asc, True) if scan in hits else ():
             value = _clean_value(m.group(group))
             # "user id 1001", "account 42": a number after a name is an id, not a password.
-            if value and _password_like(value, strict=True, digits_ok=regex is not _LOGIN):
+            if value and _password_like(value, strict=True, digits_ok=digits_ok):
                 start = m.start(group) + max(0, m.group(group).find(value))
                 yield SecretFinding(start, start + len(value), "prose_password")

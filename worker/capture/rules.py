@@ -16,6 +16,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from memsieve.capture import fastre
+
 # Words that turn an observation into a lesson: a rule, a cause, a preference, a
 # correction, a consequence for next time.
 _LESSON_RE = re.compile(
@@ -107,6 +109,18 @@ _DOC_RE = re.compile(
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _HSPACE_RE = re.compile(r"[^\S\n]+")
+# The case-insensitive ones read lower-cased ASCII text case-sensitively, where `re` skips
+# ahead on literal first characters (memsieve.capture.fastre): same answers, faster. Those
+# of common words skip the literal test (it costs more than it spares); the three anchored
+# at a line's start stay plain regexes (one try per line is already cheap).
+_LESSON, _STATE, _ACTIVITY, _CODE_LINE = (
+    fastre.Scan(rx, literals=False) for rx in (_LESSON_RE, _STATE_RE, _ACTIVITY_RE, _CODE_LINE_RE)
+)
+_RETRO, _DOC = fastre.Scan(_RETRO_RE), fastre.Scan(_DOC_RE)
+
+
+def _search(scan: fastre.Scan, text: str) -> bool:
+    return scan.search(text, fastre.lowered(text))
 
 
 def normalize(text: str) -> str:
@@ -121,7 +135,7 @@ def split_code(text: str) -> tuple[str, str]:
     code = [m.group(0) for m in _FENCE_RE.finditer(text)]
     prose_lines: list[str] = []
     for line in _FENCE_RE.sub("\n", text).split("\n"):
-        is_code = _SIGNATURE_RE.match(line) or _CODE_LINE_RE.search(line)
+        is_code = _SIGNATURE_RE.match(line) or _search(_CODE_LINE, line)
         (code if is_code else prose_lines).append(line)
     return "\n".join(prose_lines).strip(), "\n".join(code).strip()
 
@@ -129,7 +143,7 @@ def split_code(text: str) -> tuple[str, str]:
 @lru_cache(maxsize=4096)
 def has_lesson(text: str) -> bool:
     # Cached: trivia() and derivable() ask about the same heading + content.
-    return _LESSON_RE.search(text) is not None
+    return _search(_LESSON, text)
 
 
 def _sentences(text: str) -> list[str]:
@@ -140,7 +154,7 @@ def reasoning(heading: str, content: str) -> str | None:
     """Intermediate reasoning: plans and musings with no lesson among them."""
     thinking = lessons = 0
     for sentence in _sentences(heading) + _sentences(content):
-        if _RETRO_RE.search(sentence):
+        if _search(_RETRO, sentence):
             lessons += 1
         elif _REASONING_RE.match(sentence):
             thinking += 1
@@ -165,9 +179,9 @@ def trivia(heading: str, content: str) -> str | None:
     if log_lines:
         return "a log entry, not a lesson"
     sentences = _sentences(content)
-    if any(_STATE_RE.search(s) for s in sentences):
+    if any(_search(_STATE, s) for s in sentences):
         return None
-    if any(_ACTIVITY_RE.search(s) for s in sentences):
+    if any(_search(_ACTIVITY, s) for s in sentences):
         return "a record of what the agent did, not a lesson"
     return None
 
@@ -181,6 +195,6 @@ def derivable(heading: str, content: str) -> str | None:
         return None
     if code and len(code) >= len(prose):
         return "pasted code or signatures with no lesson; the repo already holds them"
-    if _DOC_RE.search(prose) or _DOC_RE.search(heading):
+    if _search(_DOC, prose) or _search(_DOC, heading):
         return "restates API docs with no lesson; the docs already hold it"
     return None

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from urllib.parse import unquote_plus
 
-from memsieve.capture import lookalikes, patterns, prose
+from memsieve.capture import fastre, lookalikes, patterns, prose
 from memsieve.capture.patterns import SecretFinding, classes, entropy, merge
 
 __all__ = [
@@ -63,6 +63,9 @@ _PREFIXED = re.compile(
     r"(?<![\w-])([a-z][a-z0-9]{1,9}[_-](?:[a-z0-9]{1,10}[_-]){0,2})([A-Za-z0-9]{20,}[A-Za-z0-9_-]*)(?![\w-])"
 )
 _RUN = re.compile(r"(?<![\w+/=.-])([A-Za-z0-9+/_-]{24,}={0,2})(?![\w+/=.-])")
+# Twelve token characters in a row: what every generic token, base64 run and hex run
+# holds (`_PREFIXED`, `_RUN`, `_B64`, `_HEX`); a lesson of ordinary words has none.
+_TOKENISH = re.compile(r"[A-Za-z0-9+/_-]{12}")
 
 
 def _transitions(s: str) -> float:
@@ -161,12 +164,13 @@ def _unescape(run: str) -> str:
     return html.unescape(out) if "&" in out else out
 
 
-def _decoded(text: str, depth: int) -> Iterable[SecretFinding]:
-    for m in _B64.finditer(text):
+def _decoded(text: str, depth: int, runs: bool) -> Iterable[SecretFinding]:
+    """`runs`: whether `text` holds a `_TOKENISH` run (else no base64 or hex is in it)."""
+    for m in _B64.finditer(text) if runs else ():
         decoded = _b64(m.group(0))
         if decoded and decoded != m.group(0) and _scan(decoded, depth + 1):
             yield SecretFinding(m.start(), m.end(), "encoded_secret")
-    for m in _HEX.finditer(text):
+    for m in _HEX.finditer(text) if runs else ():
         decoded = _text_of(bytes.fromhex(m.group(0)))
         if decoded and _scan(decoded, depth + 1):
             yield SecretFinding(m.start(), m.end(), "encoded_secret")
@@ -202,15 +206,17 @@ def _scan(text: str, depth: int) -> list[SecretFinding]:
         # Our own markers read as placeholders (same length, so offsets hold): the text
         # around them is scanned, the marker never matches as a value.
         text = _MARKER.sub(lambda m: "*" * len(m.group(0)), text)
+    low = fastre.lowered(text)
+    runs = _TOKENISH.search(text) is not None
     found = [
-        *patterns.known_formats(text),
-        *prose.findings(text),
-        *_generic(text),
+        *patterns.known_formats(text, low),
+        *prose.findings(text, low),
+        *(_generic(text) if runs else ()),
     ]
     public = lookalikes.public_spans(text) if found else []
     found = [f for f in found if not lookalikes.public_or_id(text, f, _b64, public)]
     if depth < MAX_DEPTH:
-        found.extend(_decoded(text, depth))
+        found.extend(_decoded(text, depth, runs))
     if depth == 0 and not text.isascii():
         norm, where = _normalised(text)
         if norm != text:

@@ -77,27 +77,33 @@ def _chunks(items: Iterable[Any], size: int, max_bytes: int | None = None) -> It
         yield chunk
 
 
-def check_item(n: int, item: Any) -> tuple[str | None, str | None]:
-    """(its event id, None) for an item that may be sent; (None, why) for one holding a
-    secret (the reason names the kind and field, never the value).
+def check_item(
+    n: int, item: Any, key: bytes | None = None
+) -> tuple[str | None, str | None, str | None]:
+    """(its event id, None, its scan stamp) for an item that may be sent; (None, why,
+    None) for one holding a secret (the reason names the kind and field, never the value).
 
     A valid event's id comes from the event the check already validated (the ledger's
     id for an event with no secret); anything else is sent as-is for the ledger to
-    record as refused, unless it holds a secret.
+    record as refused, unless it holds a secret. A valid clean event is stamped under
+    `key` (a stamp key, memsieve.delivery.stamp), so the worker need not scan it again.
     """
     from memsieve import client, ids
-    from memsieve.capture import secrets
+    from memsieve.capture import policy, secrets
+    from memsieve.delivery import stamp
 
     if isinstance(item, dict):
         try:
-            return client.check(item).resolved_id(), None
+            event = client.check(item)
         except client.Refused as exc:
             if exc.reason == "secret":
-                return None, f"item {n}: {exc.detail}"
+                return None, f"item {n}: {exc.detail}", None
+        else:
+            return event.resolved_id(), None, stamp.make(key, policy.event_fields(event))
     raw = item if isinstance(item, str) else json.dumps(item, default=str)
     if secrets.find_secrets(raw):
-        return None, f"item {n}: a secret in an item that is not a valid event"
-    return ids.event_id_for(item), None
+        return None, f"item {n}: a secret in an item that is not a valid event", None
+    return ids.event_id_for(item), None, None
 
 
 class _Sender:
@@ -109,8 +115,9 @@ class _Sender:
         self.queue = queue
         self.app: Any = None
 
-    def send(self, chunk: list[Any]) -> None:
+    def send(self, chunk: list[Any], stamps: list[str | None] | None = None) -> None:
         from memsieve import constants
+        from memsieve.delivery import stamp
         from memsieve.delivery.consumer import describe_payload
 
         if self.app is None:
@@ -122,6 +129,7 @@ class _Sender:
             args=[chunk],
             queue=self.queue,
             argsrepr=describe_payload(chunk),
+            headers={stamp.HEADER: stamps} if stamps and any(stamps) else None,
         )
 
 
@@ -135,9 +143,13 @@ def enqueue(
     reason is in the second list. Returns (ids in item order, refusal reasons).
     """
     from memsieve import constants
+    from memsieve.delivery import stamp
 
     out: list[str | None] = []
     problems: list[str] = []
+    # The install's stamp key, if this machine holds the key file: clean events go out
+    # stamped, and the worker does not scan them a second time.
+    key = stamp.producer_key(settings.key_path)
     it = iter(items)
     first = list(itertools.islice(it, 2))
     # A file of many events is a backfill: it goes on the backfill lane, behind live
@@ -145,16 +157,17 @@ def enqueue(
     lane = constants.QUEUE if len(first) == 1 else constants.QUEUE_BACKFILL
     sender = _Sender(settings, lane)
     for part in _chunks(itertools.chain(first, it), max(1, chunk)):
-        clean = []
+        clean, stamps = [], []
         for item in part:
-            eid, problem = check_item(len(out) + 1, item)
+            eid, problem, made = check_item(len(out) + 1, item, key)
             out.append(eid)
             if problem is None:
                 clean.append(item)
+                stamps.append(made)
             else:
                 problems.append(problem)
         if clean:
-            sender.send(clean)
+            sender.send(clean, stamps)
     return out, problems
 
 

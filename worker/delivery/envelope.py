@@ -9,7 +9,9 @@ silence. `screen` turns any message for a memsieve task into a clean protocol-2 
 - capture: every positional argument is one event or a list of events; a keyword
   argument other than `payload` (the parameter's name) refuses the message. The clean
   message carries one argument, the list of all events, and no expiry, time limit,
-  callback or chain: a capture is never expired, killed or chained.
+  callback or chain: a capture is never expired, killed or chained. Its producer's scan
+  stamps (`memsieve.delivery.stamp.HEADER`) are kept only as a list of well-formed stamps
+  or nulls, one per event; the task verifies each one.
 - flush: exactly one string argument (a namespace), and optionally `lane` (which
   scheduled-flush marker it clears: one of constants.QUEUES, or null).
 
@@ -31,6 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memsieve import constants
+from memsieve.delivery import stamp
 
 CLEAN_EMBED: dict[str, Any] = {"callbacks": None, "errbacks": None, "chain": None, "chord": None}
 TASK_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -154,6 +157,10 @@ def screen(task: str, protocol: int, headers: dict[str, Any], body: Any, raw: by
     if task == constants.TASK_CAPTURE:
         items, extra = capture_items(args, kwargs)
         clean["argsrepr"] = f"[{len(items)} event(s)]"
+        # Scan stamps, one per event, kept only when well-formed (the task verifies them).
+        stamps = stamp.header_value(source.get(stamp.HEADER), len(items))
+        if stamps is not None:
+            clean[stamp.HEADER] = stamps
         refusal = None
         if extra:
             # Names and values are not repeated: either may hold a secret.

@@ -15,6 +15,7 @@ from typing import Any
 import redis
 from memsieve import ids, logs, metrics
 from memsieve.capture import policy, secrets
+from memsieve.delivery import stamp
 from memsieve.ops import scrub
 from memsieve.schemas import events as ev
 from memsieve.store.dberrors import StoreRefused
@@ -40,6 +41,7 @@ class Accepted:
     status: str  # pending | rejected | duplicate
     reason: str | None = None
     detail: str | None = None
+    stamped: bool = False  # its producer's scan stamp verified: not scanned again here
 
 
 class CaptureStage:
@@ -50,12 +52,20 @@ class CaptureStage:
     policy: policy.PolicyConfig
     key: bytes
 
-    def parse(self, raw: Any) -> tuple[InboxEvent, ev.CaptureEvent | None]:
-        """Turn one raw item into an inbox row: pending, or rejected with a reason.
+    def parse(self, raw: Any, given: Any = None) -> tuple[InboxEvent, ev.CaptureEvent | None]:
+        """Turn one raw item into an inbox row: pending, or rejected with a reason (`read`)."""
+        row, event, _ = self.read(raw, given)
+        return row, event
+
+    def read(self, raw: Any, given: Any = None) -> tuple[InboxEvent, ev.CaptureEvent | None, bool]:
+        """Turn one raw item into an inbox row: pending, or rejected with a reason; and
+        whether its producer's stamp spared it the secret scan.
 
         Never raises on input. A refused item keeps no text that could hold a secret:
         invalid events keep only their id and the validation message; events refused for
-        a secret keep the redacted text and a fingerprint.
+        a secret keep the redacted text and a fingerprint. `given`: the producer's scan
+        stamp for this item, if any: the secret scan is skipped only when it verifies for
+        exactly the fields of the event validated here (memsieve.delivery.stamp).
         """
         obj, event, err = ids.parse(raw)
         if event is None:
@@ -67,8 +77,11 @@ class CaptureStage:
             row = self._refused(eid, ids.given_namespace(obj), err[0], detail)
             # Keyed: the raw bytes of a short refused item would be guessable from a plain hash.
             row.payload_hash = secrets.keyed_id(self.key, ids.raw_bytes(raw))
-            return row, None
-        verdict = policy.evaluate(event, self.policy, self.key)
+            return row, None, False
+        scanned = given is not None and stamp.verifies(
+            stamp.stamp_key(self.key), policy.event_fields(event), given
+        )
+        verdict = policy.evaluate(event, self.policy, self.key, scanned=scanned)
         eid = ids.ledger_id(event, obj, self.key, verdict)
         row = InboxEvent(
             event_id=eid,
@@ -93,8 +106,8 @@ class CaptureStage:
                 row.agent = row.session = row.target_memory = None
                 if "namespace" in verdict.secret_fields:
                     row.namespace = None
-            return row, None
-        return row, event
+            return row, None, scanned
+        return row, event, scanned
 
     @staticmethod
     def _reuse(row: InboxEvent, stored_hash: str) -> InboxEvent:
@@ -116,19 +129,21 @@ class CaptureStage:
         out.reused_id = row.event_id
         return out
 
-    def _parse_safely(self, raw: Any) -> InboxEvent:
-        """`parse`, and an event it cannot handle is refused (its mates are not)."""
+    def _parse_safely(self, raw: Any, given: Any = None) -> tuple[InboxEvent, bool]:
+        """`read`, and an event it cannot handle is refused (its mates are not)."""
         try:
-            return self.parse(raw)[0]
+            row, _, scanned = self.read(raw, given)
+            return row, scanned
         except Exception as exc:  # noqa: BLE001 - one event never costs its message-mates
             try:
                 eid = ids.event_id_for(raw, self.key)
             except Exception:  # noqa: BLE001
                 eid = secrets.keyed_id(self.key, repr(raw).encode("utf-8", "backslashreplace"))
             log.warning("capture: could not read an event: %s", type(exc).__name__)
-            return self._refused(
+            refused = self._refused(
                 eid, None, "invalid_event", f"event: unreadable ({type(exc).__name__})"
             )
+            return refused, False
 
     def _insert(self, unique: dict[Key, InboxEvent]) -> list[Key]:
         """Insert the rows; if the store refuses the batch for a value (not for being
@@ -167,9 +182,14 @@ class CaptureStage:
             detail=detail,
         )
 
-    def accept(self, items: Sequence[Any]) -> list[Accepted]:
-        """Validate, filter and persist events; idempotent by (namespace, event id)."""
-        rows = [self._parse_safely(item) for item in items]
+    def accept(
+        self, items: Sequence[Any], stamps: Sequence[str | None] | None = None
+    ) -> list[Accepted]:
+        """Validate, filter and persist events; idempotent by (namespace, event id).
+        `stamps`: the producer's scan stamps, one per item (`parse`)."""
+        given = stamps if stamps is not None and len(stamps) == len(items) else [None] * len(items)
+        read = [self._parse_safely(item, s) for item, s in zip(items, given, strict=True)]
+        rows = [row for row, _ in read]
         # One key twice in one batch: the first wins, like a redelivery; the same key with
         # another payload is a reuse (below).
         unique: dict[Key, InboxEvent] = {}
@@ -200,10 +220,10 @@ class CaptureStage:
         )
         scrub.note_refusals(self.redis, refused)
         out = []
-        for r in rows:
+        for r, (_, stamped) in zip(rows, read, strict=True):
             k = key_of(r)
             status = r.status if k in new else "duplicate"
-            out.append(Accepted(r.event_id, r.namespace, status, r.reason, r.detail))
+            out.append(Accepted(r.event_id, r.namespace, status, r.reason, r.detail, stamped))
             if r.status == "rejected" and k in new:
                 metrics.refused(r.reason)
                 logs.decision("rejected", r.event_id, r.namespace, reason=r.reason)
