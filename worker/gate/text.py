@@ -380,6 +380,21 @@ SYNONYM_GROUPS: tuple[frozenset[str], ...] = tuple(
         "req reqs request requests",
         "lib libs library libraries",
         "pkg pkgs package packages",
+        # short forms of common nouns: never names, so a renamed thing still does not align
+        "cert certs certificate certificates",
+        "cred creds credential credentials",
+        "perm perms permission permissions",
+        "pref prefs preference preferences",
+        "var vars variable variables",
+        "attr attrs attribute attributes",
+        "impl impls implementation implementations",
+        "infra infrastructure",
+        "admin admins administrator administrators",
+        "org orgs organization organizations organisation organisations",
+        "txn txns transaction transactions",
+        "stat stats statistic statistics",
+        "perf performance",
+        "prod production",
     )
 )
 _SYNONYM_INDEX: dict[str, str] = {term: min(group) for group in SYNONYM_GROUPS for term in group}
