@@ -29,6 +29,7 @@ _SPACE = re.compile(r"\s+")
 _DIGIT_GAP = re.compile(r"(?<=\d)\s+(?=\d)")
 
 
+@lru_cache(maxsize=4096)
 def surface_key(text: str) -> str:
     """The text without case, white space and the marks that carry no value."""
     t = unicodedata.normalize("NFKC", text).casefold()
@@ -57,6 +58,7 @@ _LABEL = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
 def unlabelled(text: str) -> str:
     """The text without a neutral label in front ("Note: X" -> "X")."""
     return _LABEL.sub("", text, count=1)
@@ -67,6 +69,7 @@ def surface_same(live: str, incoming: str) -> bool:
     marks, dashes between words or a neutral label in front."""
     if not live.strip() or not incoming.strip():
         return False
+    # (cached per text: a text meets several candidates)
     a, b = surface_key(unlabelled(live)), surface_key(unlabelled(incoming))
     return bool(a) and a == b
 
