@@ -7,6 +7,8 @@ Training sources (never a held-out split, never PAWS test):
   frozen1 tests/data/gate_pairs_frozen_test.jsonl (measured once; a training set since)
   train4  tests/data/gate_pairs_train4.jsonl (when present)
   train5  tests/data/gate_pairs_train5.jsonl (when present)
+  frozen3 tests/data/gate_pairs_frozen3.jsonl (held out once; retired to training)
+  frozen4 tests/data/gate_pairs_frozen4.jsonl (held out once; retired to training)
   paws    every --paws-every'th pair of PAWS-Wiki dev
 
 Folds are grouped: pairs that share a text (after folding case and space) are one group, so

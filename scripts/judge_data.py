@@ -42,6 +42,10 @@ def load_items(
         ("frozen1", ROOT / "tests/data/gate_pairs_frozen_test.jsonl"),
         ("train4", ROOT / "tests/data/gate_pairs_train4.jsonl"),
         ("train5", ROOT / "tests/data/gate_pairs_train5.jsonl"),
+        # Held out once, measured three or four times each, retired to training since
+        # (a new held-out split exists that the judge's engineers never see).
+        ("frozen3", ROOT / "tests/data/gate_pairs_frozen3.jsonl"),
+        ("frozen4", ROOT / "tests/data/gate_pairs_frozen4.jsonl"),
         *extra,
     ]
     for source, path in sources:

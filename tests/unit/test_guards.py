@@ -28,6 +28,10 @@ def _vetoes(old: str, new: str, target: str | None = None) -> list[str]:
         ("Retry 3 times.", "Retry five times.", "numbers"),
         ("The queue holds 10,000 messages.", "The queue holds 1,000 messages.", "numbers"),
         ("Pin the SDK to 2.4.1.", "Pin the SDK to 2.4.0.", "numbers"),
+        # a rate's unit or its counted thing changed
+        ("Limit clients to 100 req/s.", "Limit clients to 100 req/min.", "identifiers"),
+        ("Limit clients to 100 req/s.", "Limit clients to 100 requests per minute.", "identifiers"),
+        ("Limit clients to 100 req/s.", "Limit clients to 100 writes per second.", "identifiers"),
         (
             "The regression came in commit 3f9a2c1.",
             "The regression came in commit 7be04d9.",
@@ -194,6 +198,9 @@ def test_guards_are_fast_on_a_long_text() -> None:
             "Acknowledge a page within a quarter of an hour.",
         ),
         ("Pass -p no:cacheprovider in CI.", "In CI, disable the cache (pass -p no:cacheprovider)."),
+        ("The API allows 100 req/s per key.", "The API allows 100 requests per second per key."),
+        ("Writes are capped at 50 MB/s.", "Writes are capped at 50 megabytes per second."),
+        ("Publish at most 20 msgs/min.", "Publish at most 20 messages per minute."),
     ],
 )
 def test_rewording_class_is_not_vetoed_by_a_hard_guard(old: str, new: str) -> None:

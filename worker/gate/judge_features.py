@@ -18,7 +18,7 @@ from memsieve.gate import judge_shapes
 from memsieve.gate import text as gtext
 from memsieve.gate.decide import Veto
 from memsieve.gate.judge_align import Alignment, word_key
-from memsieve.gate.judge_markers import markers
+from memsieve.gate.judge_markers import markers, prohibits
 
 # Similarity under which a content word counts as not aligned with anything on the other side.
 UNALIGNED = (0.55, 0.65, 0.75)
@@ -69,6 +69,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "diff_pos_first",
     "diff_pos_mean",
     "clause_moved",
+    "polarity_mismatch",
 )
 
 
@@ -254,6 +255,8 @@ def pair_features(
             float(judge_shapes.negated_asserted(text_a, text_b)),
             *judge_shapes.diff_positions(text_a, text_b),
             float(judge_shapes.clause_moved(an_a.words, an_b.words)),
+            # "never X" / "X is off limits": a negator and a word of prohibition agree.
+            float((an_a.negated != prohibits(text_a)) != (an_b.negated != prohibits(text_b))),
         ],
         dtype=np.float64,
     )

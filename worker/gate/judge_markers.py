@@ -33,6 +33,22 @@ CORRECTION_MARKERS = re.compile(
 )
 
 
+# Words that forbid what they name without a negator ("X is off limits", "avoid X"): the
+# same polarity as "never X" (`prohibits`, the feature `polarity_mismatch`).
+PROHIBITIVE = re.compile(
+    r"\b(forbid|forbids|forbidden|prohibit|prohibits|prohibited|ban|bans|banned|disallow|"
+    r"disallows|disallowed|off[ -]limits?|avoid|avoids|avoided|must be avoided|verboten|"
+    r"not permitted|taboo)\b",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=4096)
+def prohibits(text: str) -> bool:
+    """Whether `text` forbids something by a word of prohibition, not a negator."""
+    return bool(PROHIBITIVE.search(text))
+
+
 @lru_cache(maxsize=4096)
 def markers(text: str) -> tuple[bool, bool, bool]:
     """Whether `text` announces an update, a correction, a reversed rule."""

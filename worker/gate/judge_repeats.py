@@ -1,12 +1,15 @@
 """An incoming text that restates the live one, decided from the words alone (no model, no
 guard): the same text but for case, white space and Unicode forms; the live text whole with
-sentences added that neither negate nor announce a change; a misspelt word corrected."""
+sentences added that neither negate nor announce a change; the exact variants of
+`memsieve.gate.judge_variants` (a misspelt word corrected; spacing, quoting, marks without
+value or a neutral label changed)."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 
+from memsieve.gate import judge_variants
 from memsieve.gate import text as gtext
 from memsieve.gate.judge_markers import CORRECTION_MARKERS, UPDATE_MARKERS
 
@@ -16,39 +19,12 @@ def _folded(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
+typo_fixed = judge_variants.typo_fixed
+
+
 def same_text(live: str, incoming: str) -> bool:
     """The same text but for case, white space and Unicode forms: the same fact."""
     return bool(live.strip()) and _folded(live) == _folded(incoming)
-
-
-_TYPO_TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[.\-/][A-Za-z0-9_]+)*")
-# Letters a misspelt word keeps at least: shorter words differ by one letter as other words.
-TYPO_MIN_LETTERS = 6
-
-
-def _one_letter_inside(x: str, y: str) -> bool:
-    """One letter inserted or dropped inside a word of letters only ("aproval" / "approval",
-    "travelled" / "traveled"): never at its end (a plural, "encode" / "encoder") and never in
-    a name with digits ("billing-v1" / "billing-v2")."""
-    if len(x) > len(y):
-        x, y = y, x
-    if len(y) - len(x) != 1 or len(x) < TYPO_MIN_LETTERS or not (x.isalpha() and y.isalpha()):
-        return False
-    return any(y[:i] + y[i + 1 :] == x for i in range(1, len(y) - 1))
-
-
-def typo_fixed(live: str, incoming: str) -> bool:
-    """The same words and marks in the same order, but for misspelt words corrected (or
-    introduced): one letter inserted or dropped inside a word ("manual aproval" / "manual
-    approval", "localStorge" / "localStorage"). The same fact, whatever the guards read."""
-    ta, tb = _TYPO_TOKEN.findall(live), _TYPO_TOKEN.findall(incoming)
-    if len(ta) != len(tb) or ta == tb:
-        return False
-    if _TYPO_TOKEN.sub("", live).split() != _TYPO_TOKEN.sub("", incoming).split():
-        return False
-    return all(
-        x == y or _one_letter_inside(x.lower(), y.lower()) for x, y in zip(ta, tb, strict=True)
-    )
 
 
 def restates(live: str, incoming: str) -> str | None:
@@ -60,6 +36,8 @@ def restates(live: str, incoming: str) -> str | None:
         return "the incoming text repeats the live one whole and adds to it"
     if typo_fixed(live, incoming):
         return "the incoming text is the live one with a misspelt word corrected"
+    if judge_variants.surface_same(live, incoming):
+        return "the incoming text is the live one but for spacing, quoting, marks or a label"
     return None
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from memsieve.gate import judge_converse
 from memsieve.gate.judge_align import word_key
 
 
@@ -152,10 +153,16 @@ def polar_pairs(text_a: str, text_b: str) -> list[tuple[str, str]]:
 
 def polar_flips(text_a: str, text_b: str) -> int:
     """The polar pairs of the two texts whose members are both asserted: "never closed" /
-    "unclosed" is no flip (the negation moved into the word)."""
+    "unclosed" is no flip (the negation moved into the word), nor is "before" / "after" with
+    the operands swapped ("X before Y" / "Y after X": `judge_converse.order_kept`)."""
     na, _ = negation_scopes(text_a)
     nb, _ = negation_scopes(text_b)
-    return sum(_fold(x) not in na and _fold(y) not in nb for x, y in polar_pairs(text_a, text_b))
+    pairs = polar_pairs(text_a, text_b)
+    if any({x, y} == judge_converse.ORDER_WORDS for x, y in pairs) and judge_converse.order_kept(
+        polar_words(text_a), polar_words(text_b)
+    ):
+        pairs = [(x, y) for x, y in pairs if {x, y} != judge_converse.ORDER_WORDS]
+    return sum(_fold(x) not in na and _fold(y) not in nb for x, y in pairs)
 
 
 @lru_cache(maxsize=4096)

@@ -380,6 +380,21 @@ SYNONYM_GROUPS: tuple[frozenset[str], ...] = tuple(
         "req reqs request requests",
         "lib libs library libraries",
         "pkg pkgs package packages",
+        # short forms of common nouns: never names, so a renamed thing still does not align
+        "cert certs certificate certificates",
+        "cred creds credential credentials",
+        "perm perms permission permissions",
+        "pref prefs preference preferences",
+        "var vars variable variables",
+        "attr attrs attribute attributes",
+        "impl impls implementation implementations",
+        "infra infrastructure",
+        "admin admins administrator administrators",
+        "org orgs organization organizations organisation organisations",
+        "txn txns transaction transactions",
+        "stat stats statistic statistics",
+        "perf performance",
+        "prod production",
     )
 )
 _SYNONYM_INDEX: dict[str, str] = {term: min(group) for group in SYNONYM_GROUPS for term in group}
@@ -915,6 +930,35 @@ def _file_named_by_stem(term: str, other: Analysis) -> bool:
     return not any(i.startswith(base + ".") for i in other.identifiers)
 
 
+# A rate written with a slash ("req/s", "MB/s", "msgs/min"): its unit spelt out, and its
+# short form's word ("req" -> request, "mb" -> megabyte), as the other text may write them.
+_RATE = re.compile(r"([a-z]+)/(s|sec|secs|second|min|mins|minute|h|hr|hrs|hour|d|day|wk|week)")
+_RATE_UNITS = {"s": "second", "sec": "second", "secs": "second", "min": "minute",
+               "mins": "minute", "h": "hour", "hr": "hour", "hrs": "hour", "d": "day",
+               "wk": "week"}  # fmt: skip
+_RATE_WORDS = {"kb": "kilobyte", "mb": "megabyte", "gb": "gigabyte", "tb": "terabyte",
+               "op": "operation", "ops": "operation"}  # fmt: skip
+
+
+def _rate_spelt_out(term: str, other: Analysis) -> bool:
+    """`term` is a rate ("req/s") the other text spells out ("requests per second"): the
+    same unit after "per", and a word the short form begins or stands for. "req/s" /
+    "requests per minute" stays a change."""
+    m = _RATE.fullmatch(term)
+    if m is None or len(m.group(1)) < 2:
+        return False
+    short, unit = m.group(1), _RATE_UNITS.get(m.group(2), m.group(2))
+    if "per" + unit not in other.vocabulary:
+        return False
+    word = _RATE_WORDS.get(short, short)
+    key = synonym_key(short)
+    return any(
+        w.startswith(word) or (key != short and synonym_key(w) == key)
+        for w in other.vocabulary
+        if w.isalpha()
+    )
+
+
 def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
     """Terms of one text that the other text never mentions (sorted, for stable details)."""
     out = []
@@ -927,6 +971,8 @@ def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
         if t[:1] in "#v" and t[1:] in other.vocabulary:
             continue
         if _file_named_by_stem(t, other):
+            continue
+        if _rate_spelt_out(t, other):
             continue
         out.append(t)
     return sorted(out)

@@ -1,0 +1,57 @@
+"""The converse of an order: "X before Y" states what "Y after X" states. A pair that trades
+"before" for "after" flips its polarity only when the two operands keep their sides ("run
+migrations before deploying" / "... after deploying"); when they swap sides ("ask on-call
+before restarting a broker" / "restart a broker only after checking with on-call") the
+order is the same. Read by `memsieve.gate.judge_shapes.polar_flips`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memsieve.gate import text as gtext
+from memsieve.gate.judge_align import word_key
+
+ORDER_WORDS = frozenset({"before", "after"})
+# Operand words are compared by their first letters: "debug" / "debugging", "deploy" /
+# "deployment" are one operand.
+_KEY_LETTERS = 5
+
+
+def operands(text_words: Sequence[str]) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(content words of what comes first, of what comes second) around the one "before" /
+    "after" of a text's words and marks (`judge_shapes.polar_words`: "prior to" is "before");
+    None without exactly one. "X before Y" and "Y after X" both give (X, Y); a fronted
+    clause ("Before Y, X" / "After X, Y") is read the same way."""
+    words = list(text_words)
+    at = [i for i, w in enumerate(words) if w in ORDER_WORDS]
+    if len(at) != 1:
+        return None
+    i = at[0]
+    order = words[i]
+
+    def keys(ws: list[str]) -> frozenset[str]:
+        return frozenset(
+            word_key(w)[:_KEY_LETTERS]
+            for w in ws
+            if w.isalnum() and w not in gtext.STOPWORDS and len(w) > 1
+        )
+
+    left, right = words[:i], words[i + 1 :]
+    if not keys(left) and "," in right:  # a fronted clause: "Before Y, X"
+        comma = right.index(",")
+        left, right = right[comma + 1 :], right[:comma]
+    first, second = (keys(left), keys(right)) if order == "before" else (keys(right), keys(left))
+    return first, second
+
+
+def order_kept(words_a: Sequence[str], words_b: Sequence[str]) -> bool:
+    """The two texts trade "before" for "after" and their operands swap sides with it: the
+    same order stated from its other end, no flip. The words each operand shares with the
+    other text's swapped operand must outnumber those it shares with its unswapped one."""
+    oa, ob = operands(words_a), operands(words_b)
+    if oa is None or ob is None:
+        return False
+    (fa, sa), (fb, sb) = oa, ob
+    kept = len(fa & fb) + len(sa & sb)
+    crossed = len(fa & sb) + len(sa & fb)
+    return kept > crossed
