@@ -222,6 +222,13 @@ def token_vectors(
     return [f for f in found if f is not None]
 
 
+def warm_up(threads: int = 0, cache: Path | None = None) -> None:
+    """Load the model in this process (1.0-2.3 s here) and run one pass with token vectors
+    (a first pass costs more than later ones), so no event waits for either. Nothing is
+    kept."""
+    _load(threads, cache or default_cache()).encode(["warm up"], tokens=True)
+
+
 def drain_tokens() -> list[TokenVectors]:
     """The token vectors kept since the last call, handed out once: the judge keeps the words
     of every text the flush embedded, so a memory this worker wrote is not encoded again
@@ -269,7 +276,7 @@ class LocalEmbedder:
 
     def warm_up(self) -> None:
         """Load the model now (a worker process calls this at start, not on its first event)."""
-        _load(self.threads, self.cache)
+        warm_up(self.threads, self.cache)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""

@@ -91,6 +91,13 @@ class MiniLMTokenEncoder:
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
+    def warm_up(self) -> None:
+        """Load the model in this process now (a worker process calls this at start:
+        behind the OpenAI embedder, nothing else loads it before the first close pair)."""
+        from memsieve.embedders import local
+
+        local.warm_up(self.threads, self.model_cache)
+
     def encode(self, texts: Sequence[str]) -> list[WordVectors]:
         keys = [t.strip() for t in texts]
         self._absorb_kept()
