@@ -223,16 +223,13 @@ def token_vectors(
 
 
 def warm_up(threads: int = 0, cache: Path | None = None) -> None:
-    """Load the model in this process (1.0-2.3 s here) and run one pass with token vectors
-    (a first pass costs more than later ones), so no event waits for either. Nothing is
-    kept."""
+    """Load the model (1.0-2.3 s here) and run a first pass, keeping nothing."""
     _load(threads, cache or default_cache()).encode(["warm up"], tokens=True)
 
 
 def drain_tokens() -> list[TokenVectors]:
     """The token vectors kept since the last call, handed out once: the judge keeps the words
-    of every text the flush embedded, so a memory this worker wrote is not encoded again
-    when it is a candidate later."""
+    of every text the flush embedded (a memory it wrote is a candidate later)."""
     return _kept.drain()
 
 
