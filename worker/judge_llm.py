@@ -160,6 +160,12 @@ class LLMJudge:
         self._sleep = sleep
         self._lock = threading.Lock()
 
+    def warm_up(self) -> None:
+        """Load the fallback judge's model now, if it has one."""
+        warm = getattr(self.fallback, "warm_up", None)
+        if warm is not None:
+            warm()
+
     # -- Judge -------------------------------------------------------------------------
 
     def __call__(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[Any]:

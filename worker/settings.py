@@ -142,6 +142,11 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "judge of close pairs: classifier (trained pair classifier over token alignment and "
         "guard signals; the default) | guards (lexical guards alone: more false supersedes)",
     ),
+    "MEMSIEVE_JUDGE_SHARE_TTL_S": (
+        "60",
+        "seconds the classifier judge's token vectors of a text stay in Redis for the other "
+        "worker processes (half precision, ~23 KB a text; 0: each process computes its own)",
+    ),
     "MEMSIEVE_JUDGE_LLM_MODEL": ("", "chat model of the optional LLM judge (unset: off)"),
     "MEMSIEVE_JUDGE_LLM_BASE_URL": (
         "= MEMSIEVE_OPENAI_BASE_URL",
@@ -326,6 +331,7 @@ class Settings:
     # The optional LLM judge of the gate (memsieve.judge_llm): off while the model is "".
     # MEMSIEVE_JUDGE: guards | classifier (docs/dedupe-quality.md has both measured).
     judge: str = "classifier"
+    judge_share_ttl_s: int = 60
     judge_llm_model: str = ""
     judge_llm_base_url: str | None = None
     judge_llm_api_key: str = field(default="", repr=False)
@@ -438,6 +444,7 @@ class Settings:
             == "true",
             max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
             judge=_choice(env, "MEMSIEVE_JUDGE", ("guards", "classifier"), "classifier"),
+            judge_share_ttl_s=_int(env, "MEMSIEVE_JUDGE_SHARE_TTL_S", 60, 0),
             judge_llm_model=env.get("MEMSIEVE_JUDGE_LLM_MODEL", "").strip(),
             judge_llm_base_url=_url(env, "MEMSIEVE_JUDGE_LLM_BASE_URL", ("http", "https"))
             or _url(env, "MEMSIEVE_OPENAI_BASE_URL", ("http", "https")),

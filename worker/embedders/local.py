@@ -222,10 +222,14 @@ def token_vectors(
     return [f for f in found if f is not None]
 
 
+def warm_up(threads: int = 0, cache: Path | None = None) -> None:
+    """Load the model (1.0-2.3 s here) and run a first pass, keeping nothing."""
+    _load(threads, cache or default_cache()).encode(["warm up"], tokens=True)
+
+
 def drain_tokens() -> list[TokenVectors]:
     """The token vectors kept since the last call, handed out once: the judge keeps the words
-    of every text the flush embedded, so a memory this worker wrote is not encoded again
-    when it is a candidate later."""
+    of every text the flush embedded (a memory it wrote is a candidate later)."""
     return _kept.drain()
 
 
@@ -269,7 +273,7 @@ class LocalEmbedder:
 
     def warm_up(self) -> None:
         """Load the model now (a worker process calls this at start, not on its first event)."""
-        _load(self.threads, self.cache)
+        warm_up(self.threads, self.cache)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""

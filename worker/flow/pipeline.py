@@ -66,6 +66,7 @@ class Pipeline(CaptureStage, WriteStage):
             from memsieve.gate.judge import default_judge
 
             self.judge = default_judge(settings)
+        self.token_encoder = _share_tokens(self.judge, self.redis, settings.judge_share_ttl_s)
         self._bound = False
 
     @property
@@ -210,3 +211,17 @@ class Pipeline(CaptureStage, WriteStage):
             "distance": row.get("distance"),
             "reason": row.get("reason"),
         }
+
+
+def _share_tokens(judge: Any, client: redis.Redis, ttl_s: int) -> Any:
+    """Give the classifier judge's MiniLM encoder (behind an LLM judge too) the Redis share
+    of token vectors (memsieve.embedders.token_share), unless MEMSIEVE_JUDGE_SHARE_TTL_S=0;
+    that encoder, or None. It is one per process: every pipeline of the process shares
+    through it."""
+    encoder = getattr(getattr(judge, "fallback", judge), "encoder", None)
+    if ttl_s <= 0 or encoder is None or not hasattr(encoder, "share"):
+        return None
+    from memsieve.embedders import local, token_share
+
+    encoder.share = token_share.RedisTokenShare(client, local.MODEL_NAME, ttl_s)
+    return encoder

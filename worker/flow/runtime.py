@@ -86,12 +86,19 @@ def one_blas_thread() -> None:
 
 @signals.worker_process_init.connect
 def _warm_up(**_: object) -> None:
-    """Build the pipeline and load the embedding model in each new worker process, so the
-    first event does not wait for it (MiniLM takes seconds to load)."""
+    """Build the pipeline and load the embedding model and the judge's model in each new
+    worker process, so the first event does not wait for them (MiniLM takes seconds to
+    load; behind the OpenAI embedder the classifier judge loads it for its token vectors)."""
     one_blas_thread()
-    try:
-        warm = getattr(pipeline().embedder, "warm_up", None)
-        if warm is not None:
-            warm()
-    except Exception as exc:  # noqa: BLE001 - the first task will report it properly
-        logging.getLogger("memsieve.tasks").warning("warm-up failed: %s", exc)
+    warm_up(pipeline())
+
+
+def warm_up(pipe: Pipeline) -> None:
+    """Warm the pipeline's embedder and judge (each one's `warm_up`, where it has one)."""
+    for part in ("embedder", "judge"):
+        try:
+            warm = getattr(getattr(pipe, part), "warm_up", None)
+            if warm is not None:
+                warm()
+        except Exception as exc:  # noqa: BLE001 - the first task will report it properly
+            logging.getLogger("memsieve.tasks").warning("%s warm-up failed: %s", part, exc)

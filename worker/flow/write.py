@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from memsieve import embedders, errors, logs, metrics
 from memsieve.embedders import batching
@@ -51,6 +52,9 @@ class WriteStage:
     settings: Settings
     guards: tuple[Guard, ...]
     judge: Judge
+    # The classifier's MiniLM encoder when it shares token vectors between processes
+    # (memsieve.embedders.token_share): after each write it shares what the flush embedded.
+    token_encoder: Any = None
 
     @property
     def embedder(self) -> embedders.Embedder:
@@ -150,6 +154,8 @@ class WriteStage:
     ) -> None:
         started = time.monotonic()
         outcomes = self._write(namespace, ready, result)
+        if self.token_encoder is not None:
+            self.token_encoder.absorb()
         metrics.wrote(time.monotonic() - started, True)
         metrics.outcomes(outcomes, metrics.kinds_of([p for p, _ in ready]))
         log.debug("wrote %d events in %.1f ms", len(outcomes), (time.monotonic() - started) * 1e3)

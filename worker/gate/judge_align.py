@@ -73,6 +73,14 @@ def is_content(word: str) -> bool:
     return gtext.norm_word(word) not in gtext.STOPWORDS
 
 
+class TokenShare(Protocol):
+    """Token vectors shared between processes (`memsieve.embedders.token_share`)."""
+
+    def get(self, texts: Sequence[str]) -> list[TokenVectors | None]: ...
+
+    def put(self, tvs: Sequence[TokenVectors]) -> None: ...
+
+
 class MiniLMTokenEncoder:
     """Contextual word vectors from the local embedder's model (loaded once per process)."""
 
@@ -90,14 +98,24 @@ class MiniLMTokenEncoder:
         self._cache: OrderedDict[str, WordVectors | TokenVectors] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
+        # Set by the service: a text missing here is read from the share before the model
+        # runs, and what this process embeds or computes is put there for the others.
+        self.share: TokenShare | None = None
+
+    def warm_up(self) -> None:
+        """Load the model in this process now (a worker process calls this at start:
+        behind the OpenAI embedder, nothing else loads it before the first close pair)."""
+        from memsieve.embedders import local
+
+        local.warm_up(self.threads, self.model_cache)
 
     def encode(self, texts: Sequence[str]) -> list[WordVectors]:
         keys = [t.strip() for t in texts]
-        self._absorb_kept()
+        self.absorb()
         with self._lock:
             missing = list(dict.fromkeys(k for k in keys if k not in self._cache))
         if missing:
-            fresh = self._encode(missing)
+            fresh = self._fetch_or_encode(missing)
             with self._lock:
                 for k, wv in zip(missing, fresh, strict=True):
                     self._cache[k] = wv
@@ -113,21 +131,42 @@ class MiniLMTokenEncoder:
                 out.append(hit if hit is not None else self._encode([k])[0])
             return out
 
-    def _absorb_kept(self) -> None:
+    def absorb(self) -> None:
         """Take the token vectors of every text the flush embedded since the last call: the
         incoming texts at hand, and the memories this worker writes, which come back later
-        as candidates (then found here, not encoded again)."""
+        as candidates (then found here, not encoded again), and share them."""
         from memsieve.embedders import local
 
         kept = local.drain_tokens()
+        new = []
         with self._lock:
             for tv in kept:
                 if tv.text not in self._cache:
                     # Half precision while it waits: most are never a candidate, and
                     # 4,096 texts of ~30 tokens would hold ~150 MB in float32.
-                    self._cache[tv.text] = replace(tv, vectors=tv.vectors.astype(np.float16))
+                    self._cache[tv.text] = half = _half(tv)
+                    new.append(half)
                 self._cache.move_to_end(tv.text)
             self._trim()
+        if self.share is not None:
+            self.share.put(new)
+
+    def _fetch_or_encode(self, texts: list[str]) -> list[WordVectors]:
+        """Word vectors of texts not in the cache: from the share where another process put
+        them, else from the model (and then shared)."""
+        found = self.share.get(texts) if self.share is not None else [None] * len(texts)
+        todo = [t for t, f in zip(texts, found, strict=True) if f is None]
+        made: dict[str, WordVectors] = {}
+        if todo:
+            from memsieve.embedders import local
+
+            tvs = local.token_vectors(todo, self.threads, self.model_cache)
+            if self.share is not None:
+                self.share.put([_half(tv) for tv in tvs])
+            made = {t: word_vectors(tv) for t, tv in zip(todo, tvs, strict=True)}
+        return [
+            word_vectors(f) if f is not None else made[t] for t, f in zip(texts, found, strict=True)
+        ]
 
     def _trim(self) -> None:
         while len(self._cache) > self._cache_size:
@@ -138,6 +177,10 @@ class MiniLMTokenEncoder:
 
         tvs = local.token_vectors(texts, self.threads, self.model_cache)
         return [word_vectors(tv) for tv in tvs]
+
+
+def _half(tv: TokenVectors) -> TokenVectors:
+    return replace(tv, vectors=tv.vectors.astype(np.float16))
 
 
 def word_vectors(tv: TokenVectors) -> WordVectors:

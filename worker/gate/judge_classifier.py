@@ -76,6 +76,12 @@ class ClassifierJudge:
         self.distance_scale = distance_scale
         self.model_distances = model_distances
 
+    def warm_up(self) -> None:
+        """Load the encoder's model now, if it has one (`MiniLMTokenEncoder.warm_up`)."""
+        warm = getattr(self.encoder, "warm_up", None)
+        if warm is not None:
+            warm()
+
     def features(self, pairs: Sequence[tuple[Incoming, Candidate]]) -> list[PairFeatures]:
         """The features of each pair (one forward pass for every distinct text of the batch)."""
         encoded = encoded_pairs(pairs, self.encoder)
