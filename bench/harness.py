@@ -91,6 +91,7 @@ class Worker:
     """A real `memsieve worker` (Celery prefork) in its own process group."""
 
     def __init__(self, env: dict[str, str], concurrency: int, pool: str = "prefork") -> None:
+        self.concurrency = concurrency if pool == "prefork" else 0  # warm-up lines to wait for
         self.log = Path(tempfile.mkstemp(prefix="memsieve-bench-worker-", suffix=".log")[1])
         self.proc = subprocess.Popen(
             [
@@ -111,7 +112,10 @@ class Worker:
     def wait_ready(self, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if "ready." in self.log.read_text(errors="replace"):
+            log = self.log.read_text(errors="replace")
+            # "ready." comes before the pool processes have loaded their models: wait for
+            # each one's warm-up line too, so the model loads are not timed as events.
+            if "ready." in log and log.count(" warmed up in ") >= self.concurrency:
                 return
             if self.proc.poll() is not None:
                 break
