@@ -9,14 +9,13 @@ the rewording's token vectors come from that pass, the memory's from the first f
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import pytest
 from memsieve.flow.pipeline import Pipeline
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
-from tests.support import db
+from tests.support import db, model_runs
 
 pytestmark = pytest.mark.local_model
 
@@ -32,14 +31,7 @@ NEW = "In the ledger-sync repo, file names are written in kebab-case."
 def test_every_text_runs_through_the_model_once(
     settings: Settings, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    runs: list[tuple[list[str], bool]] = []
-    real = local._Runtime.encode
-
-    def spy(self: Any, texts: Any, tokens: bool = False) -> Any:
-        runs.append(([str(t) for t in texts], tokens))
-        return real(self, texts, tokens)
-
-    monkeypatch.setattr(local._Runtime, "encode", spy)
+    runs = model_runs.record(monkeypatch)
     local.forget_tokens()
     pipe = Pipeline(replace(settings, embedder="local", judge="classifier"), store=store)
     assert pipe.judge.name == "classifier"
@@ -76,14 +68,7 @@ def test_the_judge_keeps_the_words_of_every_text_the_flush_embedded(
     keeping.embed([f"Unrelated lesson number {i} about tea." for i in range(40)])
     encoder.encode([NEW])  # a judge call of that flush: takes in everything kept so far
     keeping.embed([f"Another lesson, {i} of many, about coffee." for i in range(600)])
-    runs: list[list[str]] = []
-    real = local._Runtime.encode
-
-    def spy(self: Any, texts: Any, tokens: bool = False) -> Any:
-        runs.append([str(t) for t in texts])
-        return real(self, texts, tokens)
-
-    monkeypatch.setattr(local._Runtime, "encode", spy)
+    runs = model_runs.record(monkeypatch)
     (words,) = encoder.encode([OLD])
     assert runs == []
     assert "ledger" in words.words and words.vectors.shape[1] == 384

@@ -10,7 +10,6 @@ rewording alone.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import pytest
 import redis
@@ -18,6 +17,8 @@ from memsieve.flow.pipeline import Pipeline
 from memsieve.schemas.memory import memory_text
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
+
+from tests.support import model_runs
 
 pytestmark = pytest.mark.local_model
 
@@ -47,14 +48,7 @@ def test_the_second_process_reads_the_memorys_token_vectors_from_redis(
     settings: Settings, store: Store, monkeypatch: pytest.MonkeyPatch, ttl: int
 ) -> None:
     settings = replace(settings, judge_share_ttl_s=ttl)
-    runs: list[list[str]] = []
-    real = local._Runtime.encode
-
-    def spy(self: Any, texts: Any, tokens: bool = False) -> Any:
-        runs.append([str(t) for t in texts])
-        return real(self, texts, tokens)
-
-    monkeypatch.setattr(local._Runtime, "encode", spy)
+    runs = model_runs.record(monkeypatch)
     writer = _fresh_process(settings, store)
     _flush(writer, OLD)
     client = redis.Redis.from_url(settings.redis_url or "")
@@ -66,7 +60,7 @@ def test_the_second_process_reads_the_memorys_token_vectors_from_redis(
     reader = _fresh_process(settings, store)
     runs.clear()
     _flush(reader, NEW)
-    model_texts = [t for texts in runs for t in texts]
+    model_texts = [t for texts, _ in runs for t in texts]
     # The rewording is embedded (one pass, its token vectors kept); the live memory's come
     # from Redis, or without the share from the model again.
     new, old = memory_text("Files", NEW), memory_text("Files", OLD)

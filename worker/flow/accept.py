@@ -52,11 +52,6 @@ class CaptureStage:
     policy: policy.PolicyConfig
     key: bytes
 
-    def parse(self, raw: Any, given: Any = None) -> tuple[InboxEvent, ev.CaptureEvent | None]:
-        """Turn one raw item into an inbox row: pending, or rejected with a reason (`read`)."""
-        row, event, _ = self.read(raw, given)
-        return row, event
-
     def read(self, raw: Any, given: Any = None) -> tuple[InboxEvent, ev.CaptureEvent | None, bool]:
         """Turn one raw item into an inbox row: pending, or rejected with a reason; and
         whether its producer's stamp spared it the secret scan.
