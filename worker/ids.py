@@ -228,3 +228,13 @@ def ledger_ref(raw: Any, key: bytes | None = None) -> LedgerRef:
         eid = ledger_id(event, obj, key, _Scanned(found))
         return LedgerRef("" if "namespace" in found else event.namespace, eid, None)
     return LedgerRef(event.namespace, event.resolved_id(), payload_hash(event))
+
+
+def describe_payload(payload: Any) -> str:
+    """Counts, namespaces and the first event id of a capture payload; no text."""
+    items = payload if isinstance(payload, list) else [payload]
+    # Only well-formed namespaces that hold no secret: anything else is producer text.
+    namespaces = sorted({ns for ns in map(given_namespace, items) if ns})
+    ns = ",".join(namespaces)[:80]
+    first = event_id_for(items[0]) if items else "-"
+    return f"[{len(items)} event(s) ns={ns} first={first}]"

@@ -96,3 +96,47 @@ def test_stamped_events_are_spared_a_second_scan_and_a_secret_behind_a_stamp_is_
     assert wait_until(lambda: 1 in _stamped_counts(workers.logs()), timeout=30)
     dump = json.dumps(db.query(store, "SELECT * FROM events"), default=str)
     assert GHP not in dump and AWS not in dump
+
+
+def test_backfill_stamps_what_its_reader_scanned_clean_and_the_worker_still_refuses_a_secret(
+    workers: Workers, store: Store, env: dict[str, str], tmp_path: Path
+) -> None:
+    workers.start(concurrency=1)
+    key_file = Settings.from_env(env).key_path
+    assert wait_until(key_file.exists, timeout=60), "the worker never made the install key"
+    items = [_lesson(20 + n) for n in range(4)]
+    items.append({**_lesson(24), "content": f"Rotate the deploy token {GHP} every month."})
+    path = tmp_path / "old.jsonl"
+    path.write_text("\n".join(json.dumps(i) for i in items) + "\n")
+    out = run(env, "backfill", str(path), "--no-progress", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = _rows(store, [i["event_id"] for i in items])
+    assert len(rows) == 5, workers.logs()[-3000:]
+    assert (rows["stamp-24"]["status"], rows["stamp-24"]["reason"]) == ("rejected", "secret")
+    assert all(rows[f"stamp-{20 + n}"]["status"] == "written" for n in range(4))
+    # The four clean events went out stamped (the worker spared their scan); the fifth was
+    # sent unstamped and scanned by the worker.
+    assert wait_until(lambda: 4 in _stamped_counts(workers.logs()), timeout=30)
+    dump = json.dumps(db.query(store, "SELECT * FROM events"), default=str)
+    assert GHP not in dump
+
+
+def test_mcp_remember_stamps_a_clean_event(
+    workers: Workers, store: Store, settings: Settings
+) -> None:
+    from memsieve.mcp.backend import Backend, Scope
+
+    workers.start(concurrency=1)
+    assert wait_until(settings.key_path.exists, timeout=60), "the worker never made the key"
+    backend = Backend(settings, Scope(("stamped",)), worker="no")
+    try:
+        lesson = _lesson(30)
+        out = backend.remember(
+            kind="retro", heading=lesson["heading"], content=lesson["content"], wait_seconds=60
+        )
+    finally:
+        backend.close()
+    assert out["status"] == "written", out
+    assert wait_until(lambda: 1 in _stamped_counts(workers.logs()), timeout=30), workers.logs()[
+        -2000:
+    ]

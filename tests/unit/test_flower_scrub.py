@@ -78,7 +78,7 @@ def test_the_launchers_environment_carries_options_and_no_command_line_does() ->
 
 
 def test_the_task_summary_names_only_well_formed_namespaces() -> None:
-    from memsieve.delivery.consumer import describe_payload
+    from memsieve.ids import describe_payload
 
     items = [
         {"namespace": "web", "kind": "retro"},

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from memsieve import ids
-from memsieve.delivery.consumer import describe_payload
+from memsieve.ids import describe_payload
 
 GHP = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa9"
 LESSON = {

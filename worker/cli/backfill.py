@@ -159,6 +159,7 @@ def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
 def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Namespace) -> int:
     from memsieve import constants
     from memsieve.app import configure
+    from memsieve.delivery import stamp
     from memsieve.store.postgres import Store
 
     todo = bf.unique(items)
@@ -168,6 +169,9 @@ def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Na
     if args.restart:
         ck.reset()
     app = configure(settings)
+    # The install's stamp key, if this machine holds the key file: clean events go out
+    # stamped, and the worker does not scan them a second time (memsieve.delivery.stamp).
+    key = stamp.producer_key(settings.key_path)
     # What the ledger already knows (an earlier run, or the same events sent by others).
     s = bf.Summary(items=len(items), events=len(ids))
     finished: set[tuple[str, str, str | None]] = set()
@@ -192,11 +196,13 @@ def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Na
                 chunk = [i for i in todo[sent : sent + args.chunk] if i.key not in finished]
                 if chunk:
                     payloads = [i.payload for i in chunk]
+                    stamps = bf.stamps(chunk, key)
                     app.send_task(
                         constants.TASK_CAPTURE,
                         args=[payloads],
                         queue=constants.QUEUE_BACKFILL,
                         argsrepr=_argsrepr(chunk),
+                        headers={stamp.HEADER: stamps} if stamps else None,
                     )
                     outstanding.extend(chunk)
                 sent = min(sent + args.chunk, len(ids))

@@ -118,7 +118,7 @@ class _Sender:
     def send(self, chunk: list[Any], stamps: list[str | None] | None = None) -> None:
         from memsieve import constants
         from memsieve.delivery import stamp
-        from memsieve.delivery.consumer import describe_payload
+        from memsieve.ids import describe_payload
 
         if self.app is None:
             from memsieve.app import configure

@@ -23,20 +23,9 @@ from celery.worker.request import Request
 from kombu.utils.json import dumps
 from memsieve import constants
 from memsieve.delivery import envelope
+from memsieve.ids import describe_payload
 
 log = logging.getLogger("memsieve.consumer")
-
-
-def describe_payload(payload: Any) -> str:
-    """Counts, namespaces and the first event id of a capture payload; no text."""
-    from memsieve import ids
-
-    items = payload if isinstance(payload, list) else [payload]
-    # Only well-formed namespaces that hold no secret: anything else is producer text.
-    namespaces = sorted({ns for ns in map(ids.given_namespace, items) if ns})
-    ns = ",".join(namespaces)[:80]
-    first = ids.event_id_for(items[0]) if items else "-"
-    return f"[{len(items)} event(s) ns={ns} first={first}]"
 
 
 class CaptureRequest(Request):

@@ -83,7 +83,9 @@ class Backend(Stack):
         settings = self.ready()
         with self._lock:
             if self._client is None:
-                self._client = client.CaptureClient(settings.broker_url or "", timeout=5.0)
+                self._client = client.CaptureClient(
+                    settings.broker_url or "", timeout=5.0, install_key=_install_key(settings)
+                )
         # Where the ledger will record this payload: its id in its namespace, or, if the
         # namespace used the id for another payload, its own `event_id_reused` row.
         ref = ledger_ref(checked.model_dump(mode="json", exclude_none=True))
@@ -256,6 +258,19 @@ class Backend(Stack):
                 "facts": _jsonable(d["facts"]),
             }
         )
+
+
+def _install_key(settings: Any) -> bytes | None:
+    """The install key, when this machine holds its file: `remember` then stamps a clean
+    event (memsieve.delivery.stamp) and the worker does not scan it a second time. Never
+    created here: without the file nothing is stamped and the worker scans."""
+    from memsieve.ops import home
+
+    path = settings.key_path
+    try:
+        return home.install_key(path) if path.is_file() else None
+    except (errors.ConfigError, OSError):
+        return None
 
 
 def _safe_id(value: str) -> str:

@@ -30,6 +30,7 @@ __all__ = [
     "read_source",
     "sections",
     "source_files",
+    "stamps",
     "summarize",
     "unique",
 ]
@@ -204,3 +205,24 @@ def summarize(store: Any, items: Sequence[Item]) -> Summary:
         s.add(r["status"], r["decision"], r["reason"])
     s.unseen = len(todo) - len(rows)
     return s
+
+
+def stamps(chunk: list[Item], key: bytes | None) -> list[str | None] | None:
+    """The scan stamp of each clean, valid event of `chunk` (None for the others), or None
+    without a key. The reader scanned every item already (`Item.of`: a payload hash only
+    for a valid event where the scan found nothing); the stamp says so to the worker."""
+    if key is None:
+        return None
+    from memsieve import ids
+    from memsieve.capture import policy
+    from memsieve.delivery import stamp
+
+    out: list[str | None] = []
+    for it in chunk:
+        made = None
+        if it.payload_hash is not None:
+            _obj, event, _err = ids.parse(it.payload)
+            if event is not None:
+                made = stamp.make(key, policy.event_fields(event))
+        out.append(made)
+    return out if any(out) else None
