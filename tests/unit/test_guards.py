@@ -80,6 +80,19 @@ def _vetoes(old: str, new: str, target: str | None = None) -> list[str]:
             "Bob reviews Alice's pull requests.",
             "swapped_roles",
         ),
+        # identifiers written with or without a hyphen still differ by their digits
+        (
+            "Acknowledge SEV-1 pages in 5 minutes.",
+            "Acknowledge SEV-2 pages in 5 minutes.",
+            "identifiers",
+        ),
+        ("Refund bugs go to PAY-123.", "Refund bugs go to PAY124.", "identifiers"),
+        # a schedule said with an adverb is still compared by its value
+        ("Backups run every two weeks.", "Backups run weekly.", "numbers"),
+        ("Logs are kept for 30 days.", "Logs are kept for 31 days.", "numbers"),
+        ("Logs are kept for 60 days.", "Logs are kept for a month.", "numbers"),
+        # words joined by a slash in another order are another path
+        ("Handlers live in src/api.", "Handlers live in api/src.", "identifiers"),
     ],
 )
 def test_trap_is_vetoed_by_its_guard(old: str, new: str, guard: str) -> None:
@@ -109,6 +122,18 @@ def test_trap_is_vetoed_by_its_guard(old: str, new: str, guard: str) -> None:
             "Builds take long because the image reinstalls dependencies.",
         ),
         ("Deploys are frozen on Fridays.", "No deploys on a Friday: they are frozen."),
+        # an identifier with or without its hyphen
+        ("Page on-call for every SEV1 incident.", "Every SEV-1 incident pages on-call."),
+        # a schedule as an adverb or as a count; a month as 30 days
+        ("Rotate the signing keys every two weeks.", "Signing keys are rotated fortnightly."),
+        ("The digest email goes out every 24 hours.", "The digest email goes out daily."),
+        ("Tokens expire after 30 days.", "Tokens expire after a month."),
+        ("Archive reports after 90 days.", "Archive reports after three months."),
+        # words joined by a slash, said apart
+        (
+            "The metrics/alerts dashboards belong to SRE.",
+            "SRE owns the metrics and alerts dashboards.",
+        ),
     ],
 )
 def test_rewording_is_not_vetoed(old: str, new: str) -> None:

@@ -19,7 +19,9 @@ _PARAGRAPH = re.compile(r"\n\s*\n")
 _TRIM = "()[]{}<>,;:!?\"'`*“”‘’«»"
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 # A number: not glued to a preceding letter, except a version's "v" (v1.2 == 1.2).
-_NUMBER = re.compile(r"(?:(?<=\bv)|(?<![A-Za-z]))\d+(?:[.,]\d+)*")
+# A digit glued to letters, or joined to them by one hyphen ("SEV-1", "PAY-123"), is part of
+# an identifier (compared whole by the identifiers guard, "SEV-1" == "SEV1"), not a number.
+_NUMBER = re.compile(r"(?:(?<=\bv)|(?<![A-Za-z])(?<![A-Za-z]-))\d+(?:[.,]\d+)*")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]{2,}")
 _HEXISH = re.compile(r"^[0-9a-f]{7,40}$")
 _SENTENCE_END = re.compile(r"[.!?:]$")
@@ -145,6 +147,25 @@ _GLUED_QUANTITY = re.compile(
     re.IGNORECASE,
 )
 _MORE_NUMBER_WORDS = {"fifteen": "15", "sixty": "60", "ninety": "90"}
+_MONTH = 31536000.0 / 12
+_DAYS_30 = 30 * 86400.0
+# Schedules said with an adverb ("fortnightly" == "every two weeks", "daily" == "every 24
+# hours"): a soft quantity, like "an hour", that matches the other text's number and never
+# vetoes on its own.
+_FREQUENCY_WORDS = {
+    "hourly": 3600.0,
+    "daily": 86400.0,
+    "nightly": 86400.0,
+    "weekly": 604800.0,
+    "fortnightly": 1209600.0,
+    "biweekly": 1209600.0,
+    "monthly": _MONTH,
+    "quarterly": 3 * _MONTH,
+    "yearly": 31536000.0,
+    "annually": 31536000.0,
+    "annual": 31536000.0,
+}
+_FREQUENCY = re.compile(r"\b(" + "|".join(_FREQUENCY_WORDS) + r")\b", re.IGNORECASE)
 
 # Spelled-out numbers, read as digits before anything else ("five hundred" == "500",
 # "twenty-five" == "25", "2 million" == "2000000", "a dozen" == "12"): a rewording may spell
@@ -901,6 +922,8 @@ def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
             value = _AMOUNT_WORDS.get(" ".join(amount.split()), 1.0) * factor
             target = soft
         target.add(_quantity(kind, value))
+    for m in _FREQUENCY.finditer(text):
+        soft.add(_quantity("duration", _FREQUENCY_WORDS[m.group(1).lower()]))
     for tok in _TOKEN.findall(text):
         tok = _strip_token(tok).rstrip(".")
         if _GLUED_QUANTITY.match(tok):
@@ -909,7 +932,22 @@ def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
                 kind, factor = _UNITS[m2.group(2).lower()]
                 hard.add(_quantity(kind, float(m2.group(1)) * factor))
                 consumed.add(_norm_number(m2.group(1)))
+    # A month is 30 days as often as it is a twelfth of a year ("a month" == "30 days",
+    # "90 days" == "3 months"): each side's month-multiples match either reading, softly.
+    for q in list(hard | soft):
+        if q.startswith("duration:"):
+            soft.update(_month_readings(float(q.split(":", 1)[1])))
     return hard, soft, consumed
+
+
+def _month_readings(seconds: float) -> set[str]:
+    """The other reading of a whole number of months or of 30-day months."""
+    out = set()
+    for unit, other in ((_MONTH, _DAYS_30), (_DAYS_30, _MONTH)):
+        n = seconds / unit
+        if n >= 1 and abs(n - round(n)) < 1e-9:
+            out.add(_quantity("duration", round(n) * other))
+    return out
 
 
 # Extensions of files a rewording names by their stem ("pyproject.toml" -> "pyproject").
@@ -974,5 +1012,37 @@ def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
             continue
         if _rate_spelt_out(t, other):
             continue
+        if _same_id_without_hyphens(t, other) or _words_joined(t, other):
+            continue
         out.append(t)
     return sorted(out)
+
+
+def _same_id_without_hyphens(term: str, other: Analysis) -> bool:
+    """ "sev-1" == "sev1", "pay-123" == "pay123": an identifier with digits written with or
+    without its hyphens."""
+    if not any(c.isdigit() for c in term):
+        return False
+    bare = term.replace("-", "")
+    return any(
+        v.replace("-", "") == bare for v in other.identifiers | other.vocabulary if "-" in v + term
+    )
+
+
+_JOINED_PART = re.compile(r"[a-z]{2,}")
+
+
+def _words_joined(term: str, other: Analysis) -> bool:
+    """ "ledger/bank-statement", "training/serving": words joined by slashes (no digits, dots
+    or path ends), each of which the other text says, and no slash term of the other text
+    joins the same words in another order (a swap: "src/api" vs "api/src")."""
+    if "/" not in term or term.startswith("/") or term.endswith("/"):
+        return False
+    parts = re.split(r"[/-]", term)
+    if not all(_JOINED_PART.fullmatch(p) for p in parts):
+        return False
+    if not all(p in other.vocabulary or stem(p) in other.vocabulary for p in parts):
+        return False
+    return not any(
+        "/" in v and sorted(re.split(r"[/-]", v)) == sorted(parts) for v in other.identifiers
+    )
