@@ -205,3 +205,40 @@ def test_a_judge_without_prejudge_extra_makes_the_same_decisions_on_fewer_pairs(
     ]
     assert {d.action for d in first} >= {"supersede", "insert"}
     assert lazy.pairs < eager.pairs and lazy.calls > 1
+
+
+class Banded(Counting):
+    update_band = 0.2  # past the threshold (0.3), up to 0.5: judged for an update only
+
+
+@pytest.mark.parametrize("verdict", [Verdict.UPDATE, Verdict.SAME])
+def test_past_the_threshold_the_update_band_links_a_conflict_and_never_supersedes(
+    verdict: Verdict,
+) -> None:
+    live = live_set([("m1", "x", v(1.0))])
+    at_04 = v(0.6, 0.8)  # cosine distance 0.4 from m1: past 0.3, inside the band
+    for kw in ({}, {"on_conflict": "newest"}):
+        for kind in ("retro", "correction"):
+            judge = Banded(verdict)
+            out = run([Ev("e1", "y", kind=kind)], [at_04], live, config(judge=judge, **kw))
+            assert judge.pairs == 1
+            d = out[0]
+            assert (d.action, d.supersedes) == ("insert", None), (kw, kind)
+            assert [c.older_id for c in d.conflicts] == ["m1"]
+            assert d.record["conflicts"] == ["m1"]
+            assert d.reason.startswith("update of a live memory kept as a conflict")
+
+
+def test_past_the_update_band_or_without_one_nothing_is_judged() -> None:
+    live = live_set([("m1", "x", v(1.0))])
+    far = v(0.4, 0.9165)  # distance 0.6: past the band
+    judge = Banded(Verdict.UPDATE)
+    out = run([Ev("e1", "y")], [far], live, config(judge=judge))
+    assert (judge.pairs, out[0].action, out[0].conflicts) == (0, "insert", [])
+    plain = Counting(Verdict.UPDATE)  # no update_band: only pairs under the threshold
+    out = run([Ev("e1", "y")], [v(0.6, 0.8)], live, config(judge=plain))
+    assert (plain.pairs, out[0].action, out[0].conflicts) == (0, "insert", [])
+    # A different verdict inside the band links nothing.
+    diff = Banded(Verdict.DIFFERENT)
+    out = run([Ev("e1", "y")], [v(0.6, 0.8)], live, config(judge=diff))
+    assert (diff.pairs, out[0].action, out[0].conflicts) == (1, "insert", [])

@@ -31,6 +31,7 @@ from memsieve.gate.decide import (
     ask_judge,
     decide,
     decision_record,
+    update_band,
 )
 from memsieve.gate.judge import Judge, Judgement, Verdict, guard_judge
 
@@ -240,11 +241,12 @@ def _prejudge(
                 )
                 near.append((row, q_all[m]))
         cands = sorted((_candidate(r, v, q) for r, v in near), key=lambda c: c.distance)[:k]
-        threshold = config.threshold_for(ev.kind)
+        # Judged: every pair under the threshold, and past it those in the judge's update band.
+        reach = config.threshold_for(ev.kind) + update_band(judge)
         inc = _incoming(ev)
         for c in cands:
             key = (inc.content_hash, c.content_hash)
-            if c.distance < threshold and c.content_hash != inc.content_hash and key not in seen:
+            if c.distance < reach and c.content_hash != inc.content_hash and key not in seen:
                 seen.add(key)
                 pairs.append((inc, c))
     if not pairs:

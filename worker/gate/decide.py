@@ -144,15 +144,22 @@ def decide(
                     [Considered(cand.memory_id, cand.distance, cand.distance < threshold)],
                 )
 
-    close = [c for c in ordered if c.distance < threshold]
+    # Past the threshold, up to the judge's update band, a pair is judged for an update
+    # only: it may end as a conflict (both rows live, linked), never as a supersede.
+    band = threshold + update_band(judge)
+    close = [c for c in ordered if c.distance < band]
     judgements = _judge(incoming, close, guards, judge, judged)
     same: Candidate | None = None
     updates: list[Candidate] = []
+    far_updates: list[Candidate] = []
     for cand in ordered:
         within = cand.distance < threshold
         entry = Considered(cand.memory_id, cand.distance, within)
         considered.append(entry)
         if not within:
+            if cand.distance < band and _far_update(judgements[cand.memory_id]):
+                entry.judgement = judgements[cand.memory_id]
+                far_updates.append(cand)
             continue
         j = judgements[cand.memory_id]
         entry.judgement = j
@@ -166,15 +173,16 @@ def decide(
         # The farther close candidates that the incoming memory updates stay in conflict
         # with it (its supersede may close a conflict the hidden row was part of).
         for cand in ordered[len(considered) :]:
-            if cand.distance >= threshold:
+            if cand.distance >= band:
                 break
             j = judgements[cand.memory_id]
-            if j.verdict == "update":
-                entry = Considered(cand.memory_id, cand.distance, True, list(j.vetoes), j)
+            within = cand.distance < threshold
+            if j.verdict == "update" or (not within and _far_update(j)):
+                entry = Considered(cand.memory_id, cand.distance, within, list(j.vetoes), j)
                 considered.append(entry)
-                updates.append(cand)
+                (updates if within else far_updates).append(cand)
 
-    conflicts = [c.memory_id for c in updates]
+    conflicts = [c.memory_id for c in updates + far_updates]
     if same is not None:
         return GateDecision(
             "supersede",
@@ -199,9 +207,10 @@ def decide(
             conflicts=conflicts[1:],
         )
 
-    if updates:
+    if updates or far_updates:
+        linked = (updates or far_updates)[0]
         reason = (
-            "update of a live memory kept as a conflict: " + judgements[updates[0].memory_id].detail
+            "update of a live memory kept as a conflict: " + judgements[linked.memory_id].detail
         )
     elif any(c.vetoes for c in considered):
         vetoed = next(c for c in considered if c.vetoes)
@@ -216,6 +225,17 @@ def decide(
     else:
         reason = "no live memory in namespace"
     return GateDecision("insert", None, None, threshold, reason, considered, conflicts=conflicts)
+
+
+def update_band(judge: Judge | None) -> float:
+    """How far past the threshold `judge` looks for updates (its `update_band`; 0: not)."""
+    return float(getattr(judge, "update_band", 0.0) or 0.0)
+
+
+def _far_update(j: Judgement) -> bool:
+    """A pair past the threshold judged an update, or the same fact (too far apart to hide
+    one behind the other): linked as a conflict, both rows live."""
+    return j.verdict in ("update", "same")
 
 
 def _judge(

@@ -43,6 +43,11 @@ __all__ = [
 # Without a trained update model: a pair that is not the same fact is an update when its
 # differences are one value swapped in an otherwise aligned sentence.
 UPDATE_MAX_UNALIGNED = 2
+# How far past the supersede threshold (in MiniLM's cosine distance) a pair is still judged,
+# for an update only (memsieve.gate.decide: a conflict, never a supersede): 11 of the 239
+# updates of the training sets lie 0.40-0.55 apart, and out of fold the judge finds 9 of
+# them there while linking 16 of 127 distinct-fact pairs of that band (docs/dedupe-quality.md).
+UPDATE_BAND = 0.15
 
 
 def memory_text(heading: str, content: str) -> str:
@@ -75,6 +80,8 @@ class ClassifierJudge:
         # embedder's distances are rescaled by the ratio of the two default thresholds.
         self.distance_scale = distance_scale
         self.model_distances = model_distances
+        # In the embedder's own distances (distance_scale maps them to MiniLM's).
+        self.update_band = UPDATE_BAND / distance_scale if distance_scale > 0 else 0.0
 
     def warm_up(self) -> None:
         """Load the encoder's model now, if it has one (`MiniLMTokenEncoder.warm_up`)."""

@@ -146,11 +146,15 @@ def run(pairs: Sequence[LabelledPair], embedder: Embedder, judge: Judge) -> Qual
 
     todo: list[int] = []
     outcomes: list[Outcome | None] = [None] * len(pairs)
+    from memsieve.gate.decide import update_band
+
+    band = update_band(judge)
+    thr_of = [thresholds.threshold_for(embedder.model, p.kind) for p in pairs]
     for i, (p, d) in enumerate(zip(pairs, dist, strict=True)):
-        thr = thresholds.threshold_for(embedder.model, p.kind)
+        thr = thr_of[i]
         if p.a == p.b:
             outcomes[i] = Outcome(p, 0.0, "merge", "identical", "hash", "byte-identical")
-        elif d >= thr:
+        elif d >= thr + band:
             outcomes[i] = Outcome(p, d, "insert", "far", "distance", f"{d:.3f} >= {thr:.2f}")
         else:
             todo.append(i)
@@ -166,6 +170,15 @@ def run(pairs: Sequence[LabelledPair], embedder: Embedder, judge: Judge) -> Qual
         verdicts = judge(inputs[start_at : start_at + 256])
         for i, j in zip(chunk, verdicts, strict=True):
             p = pairs[i]
+            if dist[i] >= thr_of[i]:
+                # Past the threshold, in the judge's update band: a conflict or nothing
+                # (memsieve.gate.decide).
+                far = j.verdict in (gjudge.Verdict.SAME, gjudge.Verdict.UPDATE)
+                action = "conflict" if far else "insert"
+                outcomes[i] = Outcome(
+                    p, dist[i], action, "update" if far else "far", j.judge, j.detail
+                )
+                continue
             if j.verdict == gjudge.Verdict.SAME:
                 action = "supersede"
             elif j.verdict == gjudge.Verdict.UPDATE:
