@@ -120,6 +120,12 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "what an update of a live memory does: keep (both stay live, linked as a conflict) | "
         "newest (the update supersedes it); per namespace: keep,team-a=newest",
     ),
+    "MEMSIEVE_UPDATE_BAND": (
+        "0",
+        "how far past the supersede threshold (in MiniLM's cosine distance) the classifier "
+        "judge still looks for updates, linked as conflicts, never superseded (0: off; 0.15 "
+        "finds most updates worded far apart, at up to twice the judge's cost per event)",
+    ),
     "MEMSIEVE_GATE_SEARCH": (
         "memory",
         "memory (exact, per-worker matrix of a namespace's live vectors; a namespace over "
@@ -354,6 +360,8 @@ class Settings:
     # MEMSIEVE_ON_CONFLICT: the default policy and per-namespace choices (keep | newest).
     on_conflict: str = "keep"
     on_conflict_by_namespace: dict[str, str] = field(default_factory=dict)
+    # MEMSIEVE_UPDATE_BAND: the classifier judge's update band past the threshold (0: off).
+    update_band: float = 0.0
 
     def on_conflict_for(self, namespace: str) -> str:
         """keep | newest: what the gate does with an update of a live memory in `namespace`."""
@@ -472,6 +480,7 @@ class Settings:
             policy=_load_policy(policy_file, env) if with_policy else None,
             on_conflict=on_conflict,
             on_conflict_by_namespace=on_conflict_ns,
+            update_band=_distance(env, "MEMSIEVE_UPDATE_BAND") or 0.0,
         )
 
     @property

@@ -38,6 +38,7 @@ CREDENTIALS = {
 DEFAULT_IS_FINE = {
     "MEMSIEVE_YIELD_TO_LIVE": "on by default; false only to measure without it",
     "MEMSIEVE_JUDGE": "classifier, the measured default",
+    "MEMSIEVE_UPDATE_BAND": "off: it halves the headline throughput (docs/dedupe-quality.md)",
     "MEMSIEVE_JUDGE_SHARE_TTL_S": "60 s of shared token vectors: bounded Redis memory",
     "MEMSIEVE_JUDGE_LLM_MODEL": "the LLM judge is off unless configured",
     "MEMSIEVE_JUDGE_LLM_BASE_URL": "only with the LLM judge",

@@ -239,3 +239,19 @@ def test_on_conflict_defaults_to_keep_and_may_differ_per_namespace() -> None:
 def test_bad_on_conflict_fails_at_start_up(raw: str) -> None:
     with pytest.raises(ConfigError, match="MEMSIEVE_ON_CONFLICT must be keep or newest"):
         Settings.from_env({"MEMSIEVE_ON_CONFLICT": raw})
+
+
+def test_update_band_is_off_by_default_and_reaches_the_classifier_judge() -> None:
+    from memsieve.gate.decide import update_band
+    from memsieve.gate.judge_align import LexicalTokenEncoder
+    from memsieve.gate.judge_classifier import ClassifierJudge
+
+    assert Settings.from_env({}).update_band == 0.0
+    s = Settings.from_env({"MEMSIEVE_UPDATE_BAND": "0.15"})
+    assert s.update_band == 0.15
+    # In the embedder's own distances: MiniLM's band over the ratio of the thresholds.
+    assert update_band(ClassifierJudge(LexicalTokenEncoder(), update_band=0.15)) == 0.15
+    scaled = ClassifierJudge(LexicalTokenEncoder(), update_band=0.15, distance_scale=5.0)
+    assert update_band(scaled) == pytest.approx(0.03)
+    with pytest.raises(ConfigError, match="MEMSIEVE_UPDATE_BAND"):
+        Settings.from_env({"MEMSIEVE_UPDATE_BAND": "wide"})

@@ -29,9 +29,9 @@ from memsieve.gate.decide import (
     Guard,
     Incoming,
     ask_judge,
+    band_candidate,
     decide,
     decision_record,
-    update_band,
 )
 from memsieve.gate.judge import Judge, Judgement, Verdict, guard_judge
 
@@ -241,12 +241,15 @@ def _prejudge(
                 )
                 near.append((row, q_all[m]))
         cands = sorted((_candidate(r, v, q) for r, v in near), key=lambda c: c.distance)[:k]
-        # Judged: every pair under the threshold, and past it those in the judge's update band.
-        reach = config.threshold_for(ev.kind) + update_band(judge)
+        threshold = config.threshold_for(ev.kind)
         inc = _incoming(ev)
+        # Judged: every pair under the threshold or, when there is none, the nearest one if
+        # it lies in the judge's update band (memsieve.gate.decide.band_candidate).
+        far = band_candidate(cands, threshold, judge)
         for c in cands:
             key = (inc.content_hash, c.content_hash)
-            if c.distance < reach and c.content_hash != inc.content_hash and key not in seen:
+            close = c.distance < threshold or c is far
+            if close and c.content_hash != inc.content_hash and key not in seen:
                 seen.add(key)
                 pairs.append((inc, c))
     if not pairs:

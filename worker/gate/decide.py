@@ -144,11 +144,13 @@ def decide(
                     [Considered(cand.memory_id, cand.distance, cand.distance < threshold)],
                 )
 
-    # Past the threshold, up to the judge's update band, a pair is judged for an update
-    # only: it may end as a conflict (both rows live, linked), never as a supersede.
-    band = threshold + update_band(judge)
-    close = [c for c in ordered if c.distance < band]
-    judgements = _judge(incoming, close, guards, judge, judged)
+    close = [c for c in ordered if c.distance < threshold]
+    # Past the threshold, up to the judge's update band, the nearest candidate of an event
+    # that has none under it is judged for an update only: it may end as a conflict (both
+    # rows live, linked), never as a supersede. One pair at most per event (the judge's
+    # cost per event stays where it was when most events have close neighbours).
+    far = band_candidate(ordered, threshold, judge) if not close else None
+    judgements = _judge(incoming, close + ([far] if far else []), guards, judge, judged)
     same: Candidate | None = None
     updates: list[Candidate] = []
     far_updates: list[Candidate] = []
@@ -157,7 +159,7 @@ def decide(
         entry = Considered(cand.memory_id, cand.distance, within)
         considered.append(entry)
         if not within:
-            if cand.distance < band and _far_update(judgements[cand.memory_id]):
+            if cand is far and _far_update(judgements[cand.memory_id]):
                 entry.judgement = judgements[cand.memory_id]
                 far_updates.append(cand)
             continue
@@ -173,14 +175,13 @@ def decide(
         # The farther close candidates that the incoming memory updates stay in conflict
         # with it (its supersede may close a conflict the hidden row was part of).
         for cand in ordered[len(considered) :]:
-            if cand.distance >= band:
+            if cand.distance >= threshold:
                 break
             j = judgements[cand.memory_id]
-            within = cand.distance < threshold
-            if j.verdict == "update" or (not within and _far_update(j)):
-                entry = Considered(cand.memory_id, cand.distance, within, list(j.vetoes), j)
+            if j.verdict == "update":
+                entry = Considered(cand.memory_id, cand.distance, True, list(j.vetoes), j)
                 considered.append(entry)
-                (updates if within else far_updates).append(cand)
+                updates.append(cand)
 
     conflicts = [c.memory_id for c in updates + far_updates]
     if same is not None:
@@ -230,6 +231,16 @@ def decide(
 def update_band(judge: Judge | None) -> float:
     """How far past the threshold `judge` looks for updates (its `update_band`; 0: not)."""
     return float(getattr(judge, "update_band", 0.0) or 0.0)
+
+
+def band_candidate(
+    ordered: Sequence[Candidate], threshold: float, judge: Judge | None
+) -> Candidate | None:
+    """The nearest of `ordered` (sorted by distance) if it lies in `judge`'s update band,
+    when none lies under the threshold; else None."""
+    if not ordered or ordered[0].distance < threshold:
+        return None
+    return ordered[0] if ordered[0].distance < threshold + update_band(judge) else None
 
 
 def _far_update(j: Judgement) -> bool:

@@ -92,7 +92,10 @@ def default_judge(settings: Settings | None = None, *, embedder_model: str | Non
     from memsieve.gate import judge_classifier
 
     return judge_classifier.classifier_judge(
-        model, threads=settings.local_threads, model_cache=settings.model_cache
+        model,
+        threads=settings.local_threads,
+        model_cache=settings.model_cache,
+        update_band=settings.update_band,
     )
 
 

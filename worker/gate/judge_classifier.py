@@ -40,14 +40,8 @@ __all__ = [
     "weights_from_json",
 ]
 
-# Without a trained update model: a pair that is not the same fact is an update when its
-# differences are one value swapped in an otherwise aligned sentence.
+# Without a trained update model: an update is one value swapped in an aligned sentence.
 UPDATE_MAX_UNALIGNED = 2
-# How far past the supersede threshold (in MiniLM's cosine distance) a pair is still judged,
-# for an update only (memsieve.gate.decide: a conflict, never a supersede): 11 of the 239
-# updates of the training sets lie 0.40-0.55 apart, and out of fold the judge finds 9 of
-# them there while linking 16 of 127 distinct-fact pairs of that band (docs/dedupe-quality.md).
-UPDATE_BAND = 0.15
 
 
 def memory_text(heading: str, content: str) -> str:
@@ -70,6 +64,7 @@ class ClassifierJudge:
         guards: Sequence[Guard] | None = None,
         distance_scale: float = 1.0,
         model_distances: bool = False,
+        update_band: float = 0.0,
     ) -> None:
         self.encoder = encoder
         self.weights = weights or load_weights()
@@ -80,8 +75,7 @@ class ClassifierJudge:
         # embedder's distances are rescaled by the ratio of the two default thresholds.
         self.distance_scale = distance_scale
         self.model_distances = model_distances
-        # In the embedder's own distances (distance_scale maps them to MiniLM's).
-        self.update_band = UPDATE_BAND / distance_scale if distance_scale > 0 else 0.0
+        self.update_band = update_band / distance_scale if distance_scale > 0 else 0.0
 
     def warm_up(self) -> None:
         """Load the encoder's model now, if it has one (`MiniLMTokenEncoder.warm_up`)."""
@@ -246,12 +240,16 @@ def local_model_available() -> bool:
 
 
 def classifier_judge(
-    embedder_model: str = TRAINED_ON, *, threads: int = 0, model_cache: Path | None = None
+    embedder_model: str = TRAINED_ON,
+    *,
+    threads: int = 0,
+    model_cache: Path | None = None,
+    update_band: float = 0.0,
 ) -> ClassifierJudge:
     """The trained classifier for distances from `embedder_model`, with MiniLM's contextual
-    word vectors when the local model is installed (else whole-word lexical alignment,
-    which aligns fewer words: stricter, never looser). `threads`, `model_cache`: as for
-    the local embedder, used if no embedder has loaded the model in this process yet."""
+    word vectors when the local model is installed (else lexical alignment: stricter).
+    `threads`, `model_cache`: as for the local embedder, used if no embedder has loaded the
+    model yet. `update_band`: MEMSIEVE_UPDATE_BAND (memsieve.gate.decide.update_band)."""
     from memsieve.gate import judge_align, thresholds
 
     local = local_model_available()
@@ -262,6 +260,7 @@ def classifier_judge(
         encoder,
         distance_scale=base / own if own > 0 else 1.0,
         model_distances=local and embedder_model != TRAINED_ON,
+        update_band=update_band,
     )
 
 

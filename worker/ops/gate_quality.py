@@ -203,9 +203,13 @@ def make_judge(name: str, embedder_model: str = "all-MiniLM-L6-v2") -> Judge:
     if name == "default":
         return gjudge.default_judge(embedder_model=embedder_model)
     if name == "classifier":
+        from memsieve.gate.judge import _settings
         from memsieve.gate.judge_classifier import classifier_judge
 
-        return classifier_judge(embedder_model)
+        # MEMSIEVE_UPDATE_BAND applies here as in the service.
+        settings = _settings()
+        band = settings.update_band if settings is not None else 0.0
+        return classifier_judge(embedder_model, update_band=band)
     raise ValueError(f"unknown judge {name!r}")
 
 
