@@ -72,17 +72,23 @@ def stamp_key(install_key: bytes) -> bytes:
     return hmac.new(install_key, _LABEL, hashlib.sha256).digest()
 
 
-def producer_key(key_file: Path) -> bytes | None:
-    """The stamp key of the install whose key file is `key_file`, if that file exists and
-    can be read; None otherwise (nothing is stamped, the worker scans). Never creates
-    the key: a producer on another machine has no business minting one."""
+def install_key_if_present(key_file: Path) -> bytes | None:
+    """The install key in `key_file`, if that file exists and can be read; None otherwise
+    (nothing is stamped, the worker scans). Never creates the key: a producer on another
+    machine has no business minting one."""
     from memsieve.errors import ConfigError
     from memsieve.ops import home
 
     try:
-        return stamp_key(home.install_key(key_file)) if key_file.is_file() else None
+        return home.install_key(key_file) if key_file.is_file() else None
     except (ConfigError, OSError):
         return None
+
+
+def producer_key(key_file: Path) -> bytes | None:
+    """The stamp key of the install whose key file is `key_file` (`install_key_if_present`)."""
+    key = install_key_if_present(key_file)
+    return stamp_key(key) if key else None
 
 
 def _message(version: str, fields: Sequence[tuple[str, str]]) -> bytes:

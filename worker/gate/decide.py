@@ -149,7 +149,7 @@ def decide(
     # that has none under it is judged for an update only: it may end as a conflict (both
     # rows live, linked), never as a supersede. One pair at most per event (the judge's
     # cost per event stays where it was when most events have close neighbours).
-    far = band_candidate(ordered, threshold, judge) if not close else None
+    far = band_candidate(ordered, threshold, judge)
     judgements = _judge(incoming, close + ([far] if far else []), guards, judge, judged)
     same: Candidate | None = None
     updates: list[Candidate] = []
@@ -159,7 +159,7 @@ def decide(
         entry = Considered(cand.memory_id, cand.distance, within)
         considered.append(entry)
         if not within:
-            if cand is far and _far_update(judgements[cand.memory_id]):
+            if cand is far and links_far(judgements[cand.memory_id]):
                 entry.judgement = judgements[cand.memory_id]
                 far_updates.append(cand)
             continue
@@ -243,7 +243,7 @@ def band_candidate(
     return ordered[0] if ordered[0].distance < threshold + update_band(judge) else None
 
 
-def _far_update(j: Judgement) -> bool:
+def links_far(j: Judgement) -> bool:
     """A pair past the threshold judged an update, or the same fact (too far apart to hide
     one behind the other): linked as a conflict, both rows live."""
     return j.verdict in ("update", "same")

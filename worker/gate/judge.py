@@ -85,7 +85,7 @@ def default_judge(settings: Settings | None = None, *, embedder_model: str | Non
     this package stays free of network clients).
     """
     if settings is None:
-        settings = _settings()
+        settings = env_settings()
     model = embedder_model or _embedder_model(settings)
     if settings is None or model.startswith("hashing") or settings.judge == "guards":
         return GuardJudge()
@@ -99,7 +99,8 @@ def default_judge(settings: Settings | None = None, *, embedder_model: str | Non
     )
 
 
-def _settings() -> Settings | None:
+def env_settings() -> Settings | None:
+    """The settings of the environment, or None where they do not parse."""
     from memsieve import errors
     from memsieve.settings import Settings as _Settings
 

@@ -1024,9 +1024,7 @@ def _same_id_without_hyphens(term: str, other: Analysis) -> bool:
     if not any(c.isdigit() for c in term):
         return False
     bare = term.replace("-", "")
-    return any(
-        v.replace("-", "") == bare for v in other.identifiers | other.vocabulary if "-" in v + term
-    )
+    return any(v.replace("-", "") == bare for v in other.vocabulary if "-" in v + term)
 
 
 _JOINED_PART = re.compile(r"[a-z]{2,}")

@@ -21,6 +21,7 @@ from typing import Any
 from memsieve import client, embedders, errors
 from memsieve.capture import secrets
 from memsieve.cli.common import dumps
+from memsieve.delivery import stamp
 from memsieve.history import explain as explain_mod
 from memsieve.history import lineage
 from memsieve.history.format import is_uuid, parse_time
@@ -84,7 +85,11 @@ class Backend(Stack):
         with self._lock:
             if self._client is None:
                 self._client = client.CaptureClient(
-                    settings.broker_url or "", timeout=5.0, install_key=_install_key(settings)
+                    settings.broker_url or "",
+                    timeout=5.0,
+                    # With the install key (when this machine holds it) a clean event goes
+                    # out stamped, and the worker does not scan it a second time.
+                    install_key=stamp.install_key_if_present(settings.key_path),
                 )
         # Where the ledger will record this payload: its id in its namespace, or, if the
         # namespace used the id for another payload, its own `event_id_reused` row.
@@ -258,19 +263,6 @@ class Backend(Stack):
                 "facts": _jsonable(d["facts"]),
             }
         )
-
-
-def _install_key(settings: Any) -> bytes | None:
-    """The install key, when this machine holds its file: `remember` then stamps a clean
-    event (memsieve.delivery.stamp) and the worker does not scan it a second time. Never
-    created here: without the file nothing is stamped and the worker scans."""
-    from memsieve.ops import home
-
-    path = settings.key_path
-    try:
-        return home.install_key(path) if path.is_file() else None
-    except (errors.ConfigError, OSError):
-        return None
 
 
 def _safe_id(value: str) -> str:

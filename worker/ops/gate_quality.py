@@ -146,7 +146,7 @@ def run(pairs: Sequence[LabelledPair], embedder: Embedder, judge: Judge) -> Qual
 
     todo: list[int] = []
     outcomes: list[Outcome | None] = [None] * len(pairs)
-    from memsieve.gate.decide import update_band
+    from memsieve.gate.decide import links_far, update_band
 
     band = update_band(judge)
     thr_of = [thresholds.threshold_for(embedder.model, p.kind) for p in pairs]
@@ -173,7 +173,7 @@ def run(pairs: Sequence[LabelledPair], embedder: Embedder, judge: Judge) -> Qual
             if dist[i] >= thr_of[i]:
                 # Past the threshold, in the judge's update band: a conflict or nothing
                 # (memsieve.gate.decide).
-                far = j.verdict in (gjudge.Verdict.SAME, gjudge.Verdict.UPDATE)
+                far = links_far(j)
                 action = "conflict" if far else "insert"
                 outcomes[i] = Outcome(
                     p, dist[i], action, "update" if far else "far", j.judge, j.detail
@@ -203,11 +203,11 @@ def make_judge(name: str, embedder_model: str = "all-MiniLM-L6-v2") -> Judge:
     if name == "default":
         return gjudge.default_judge(embedder_model=embedder_model)
     if name == "classifier":
-        from memsieve.gate.judge import _settings
+        from memsieve.gate.judge import env_settings
         from memsieve.gate.judge_classifier import classifier_judge
 
         # MEMSIEVE_UPDATE_BAND applies here as in the service.
-        settings = _settings()
+        settings = env_settings()
         band = settings.update_band if settings is not None else 0.0
         return classifier_judge(embedder_model, update_band=band)
     raise ValueError(f"unknown judge {name!r}")
