@@ -46,6 +46,12 @@ def load_items(
         # (a new held-out split exists that the judge's engineers never see).
         ("frozen3", ROOT / "tests/data/gate_pairs_frozen3.jsonl"),
         ("frozen4", ROOT / "tests/data/gate_pairs_frozen4.jsonl"),
+        # Held out in stops 22 and 23, measured on the results of their rounds, retired to
+        # training in stop 24 (a newer held-out split exists, kept out of the repository).
+        ("frozen5", ROOT / "tests/data/gate_pairs_frozen5.jsonl"),
+        ("frozen6", ROOT / "tests/data/gate_pairs_frozen6.jsonl"),
+        ("frozen7", ROOT / "tests/data/gate_pairs_frozen7.jsonl"),
+        ("train6", ROOT / "tests/data/gate_pairs_train6.jsonl"),
         *extra,
     ]
     for source, path in sources:

@@ -7,8 +7,9 @@ Training data (never a held-out split, never PAWS test), read by scripts/judge_d
   - tests/data/gate_pairs_frozen_test.jsonl (measured once as a test split; training since);
   - tests/data/gate_pairs_train4.jsonl (three-way labels, written from category descriptions);
   - tests/data/gate_pairs_train5.jsonl (the same, by another engineer, 2026-12-01);
-  - tests/data/gate_pairs_frozen3.jsonl, gate_pairs_frozen4.jsonl (held out once, measured
-    three and four times, retired to training: a newer held-out split exists, never seen);
+  - tests/data/gate_pairs_frozen3.jsonl ... gate_pairs_frozen7.jsonl (each held out for a
+    round, measured on it, retired to training: a newer held-out split exists, never seen);
+  - tests/data/gate_pairs_train6.jsonl (written for training, stop 24);
   - every second pair of PAWS-Wiki dev (weight 0.15; Zhang, Baldridge and He, NAACL 2019,
     data by Google LLC).
 
@@ -133,7 +134,10 @@ class Fitted:
 
 
 # Sources whose labels are three-way (an update is labelled as such).
-THREE_WAY_SOURCES = ("eval", "frozen1", "train4", "train5", "frozen3", "frozen4")
+THREE_WAY_SOURCES = (
+    "eval", "frozen1", "train4", "train5", "frozen3", "frozen4", "frozen5", "frozen6", "frozen7",
+    "train6",
+)  # fmt: skip
 # Supersede precision each source must keep (out of fold) for a cut of P(same) to be chosen.
 TARGETS = {"paws": 0.90}
 
@@ -290,7 +294,7 @@ def main() -> int:
         "about": "memsieve gate pair classifier over "
         "memsieve.gate.judge_features.FEATURE_NAMES; trained by scripts/train_judge.py on "
         "tests/data/eval_pairs.jsonl, gate_pairs_frozen_test.jsonl, gate_pairs_train4.jsonl, "
-        "gate_pairs_train5.jsonl, gate_pairs_frozen3.jsonl, gate_pairs_frozen4.jsonl "
+        "gate_pairs_train5.jsonl, gate_pairs_frozen3.jsonl ... frozen7.jsonl, gate_pairs_train6.jsonl "
         "and PAWS-Wiki dev (Google LLC)",
         "features": list(judge_features.FEATURE_NAMES),
         "same": same.to_obj(),

@@ -226,6 +226,24 @@ def test_guards_are_fast_on_a_long_text() -> None:
         ("The API allows 100 req/s per key.", "The API allows 100 requests per second per key."),
         ("Writes are capped at 50 MB/s.", "Writes are capped at 50 megabytes per second."),
         ("Publish at most 20 msgs/min.", "Publish at most 20 messages per minute."),
+        # a percentile in its short form and spelt out
+        ("The p99 latency SLO is 250 ms.", "The 99th percentile latency objective is 250 ms."),
+        ("Alert when p95 exceeds 2 s.", "Alert when the 95th-percentile tops 2 seconds."),
+        # a word and its number glued into an identifier or written apart
+        ("SOC 2 evidence is collected in Drata.", "We gather our SOC2 evidence in Drata."),
+        ("Timestamps are ISO 8601 in UTC.", "Timestamps use ISO-8601, always UTC."),
+        # a percentage is a number, not an identifier
+        ("The SLO is 99.95% availability.", "Availability target: 99.95 percent."),
+        # fractions of a unit, hyphenated or with "and a half"
+        ("CI jobs time out after 30 minutes.", "CI jobs get killed at the half-hour mark."),
+        ("JWTs expire after 15 minutes.", "JWTs have a quarter-hour lifetime."),
+        (
+            "Health checks must answer within 90 s.",
+            "Health checks answer within a minute and a half.",
+        ),
+        ("Builds take two hours and a half.", "Builds take 150 minutes."),
+        # digits inside an identifier are no number of their own ("h264" holds no 64)
+        ("Encode uploads as h264 at 64 kbps.", "Uploads are encoded as h264, 64 kbps."),
     ],
 )
 def test_rewording_class_is_not_vetoed_by_a_hard_guard(old: str, new: str) -> None:
@@ -245,6 +263,20 @@ def test_rewording_class_is_not_vetoed_by_a_hard_guard(old: str, new: str) -> No
         ("Uploads are capped at 10 MB.", "Uploads are capped at 10 GB.", "numbers"),
         ("Sprints last two weeks.", "Sprints last 10 days.", "numbers"),
         ("Pin the client to v1.2.", "Pin the client to v1.3.", "numbers"),
+        ("The p99 latency SLO is 250 ms.", "The p95 latency SLO is 250 ms.", "identifiers"),
+        (
+            "SOC 2 evidence is collected in Drata.",
+            "We gather our SOC3 evidence in Drata.",
+            "numbers",
+        ),
+        ("The SLO is 99.95% availability.", "The SLO is 99.9% availability.", "numbers"),
+        ("JWTs expire after 15 minutes.", "JWTs have a half-hour lifetime.", "numbers"),
+        ("Builds take two hours and a half.", "Builds take two hours.", "numbers"),
+        (
+            "The p99 latency SLO is 250 ms.",
+            "The 95th percentile latency objective is 250 ms.",
+            "identifiers",
+        ),
         (
             "Batches hold at most 500 records.",
             "Batches hold at most five thousand records.",
@@ -377,3 +409,21 @@ def test_which_weekday_of_the_month_is_a_date(old: str, new: str, vetoed: bool) 
 )
 def test_contrast_aliases(old: str, new: str, vetoed: bool) -> None:
     assert ("contrast" in set(_vetoes(old, new))) is vetoed
+
+
+def test_digits_after_digits_in_an_identifier_are_no_number() -> None:
+    # "p99" once held the number 9 (the regex skipped only the digit after the letter), so
+    # "p99" / "99th percentile" vetoed on numbers and "p99" / "p9" did not.
+    assert text.analyse("p99 and h264 and x86").numbers == frozenset()
+    assert text.analyse("p99 and h264 and x86").identifiers == {"p99", "h264", "x86"}
+    assert text.analyse("Retry 3 times, 250 ms apart").numbers == {"3", "duration:0.25"}
+
+
+def test_identifiers_that_change_places_are_a_swap() -> None:
+    # "us-east-1" holds no number of its own: it is a role a swap exchanges, as a name is.
+    old, new = (
+        "The us-east-1 database replicates to us-east-2.",
+        "The us-east-2 database replicates to us-east-1.",
+    )
+    assert "swapped_roles" in _vetoes(old, new)
+    assert "swapped_roles" not in _vetoes(old, "Replication goes from us-east-1 to us-east-2.")

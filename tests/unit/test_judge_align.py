@@ -58,3 +58,10 @@ def test_align_matches_the_per_word_definition() -> None:
             np.testing.assert_allclose(got.b_best, want_b, rtol=1e-6, atol=1e-6)
             np.testing.assert_allclose(got.shared_context, want_shared, rtol=1e-6, atol=1e-6)
             assert got.a_words == tuple(w for w, c in zip(a.words, a.content, strict=True) if c)
+
+
+def test_symbols_are_no_content_words() -> None:
+    # An emoji or an arrow decorating a lesson is no fact a rewording must align.
+    assert [is_content(w) for w in ("🚀", "⚠", "→", "✓", "…", "deploy", "k8s", "2")] == [
+        False, False, False, False, False, True, True, True,
+    ]  # fmt: skip

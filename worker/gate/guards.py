@@ -76,8 +76,9 @@ def numbers_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
         return []
     a, b = pair
     # A quantity stated with an article ("an hour") matches the other's number (60 minutes).
-    new = sorted(a.numbers - b.numbers - b.soft_numbers)
-    old = sorted(b.numbers - a.numbers - a.soft_numbers)
+    # "SOC 2" == "SOC2": a number the other text glues into an identifier with a shared word.
+    new = sorted(a.numbers - b.numbers - b.soft_numbers - text.numbers_glued(b, a))
+    old = sorted(b.numbers - a.numbers - a.soft_numbers - text.numbers_glued(a, b))
     if not new and not old:
         return []
     return [Veto("numbers", diff_detail(new, old))]

@@ -67,8 +67,9 @@ class TokenEncoder(Protocol):
 
 
 def is_content(word: str) -> bool:
-    """A word that carries meaning: not punctuation, not a stopword."""
-    if not word or all(c in _PUNCT for c in word):
+    """A word that carries meaning: not punctuation, not a symbol (an emoji, an arrow, a
+    check mark: decoration, no fact), not a stopword."""
+    if not word or all(c in _PUNCT or not c.isalnum() for c in word):
         return False
     return gtext.norm_word(word) not in gtext.STOPWORDS
 

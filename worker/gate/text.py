@@ -21,7 +21,13 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 # A number: not glued to a preceding letter, except a version's "v" (v1.2 == 1.2).
 # A digit glued to letters, or joined to them by one hyphen ("SEV-1", "PAY-123"), is part of
 # an identifier (compared whole by the identifiers guard, "SEV-1" == "SEV1"), not a number.
-_NUMBER = re.compile(r"(?:(?<=\bv)|(?<![A-Za-z])(?<![A-Za-z]-))\d+(?:[.,]\d+)*")
+# No number starts inside a word: not after a letter ("ec2"), nor after a digit that follows
+# one ("p99" holds no 9, "h264" no 64), nor after a letter and a hyphen ("SEV-1"); "v1.2" is one.
+_NUMBER = re.compile(r"(?:(?<=\bv)|(?<![A-Za-z\d])(?<![A-Za-z]-))\d+(?:[.,]\d+)*")
+# A percentile spelt out ("99th percentile", "99th-percentile", after `spell_out_numbers`:
+# "99 percentile") is the identifier its short form is ("p99").
+_PERCENTILE = re.compile(r"\b(\d{1,2}(?:\.\d+)?)[\s-]+percentiles?\b", re.IGNORECASE)
+_PLAIN_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*%?")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]{2,}")
 _HEXISH = re.compile(r"^[0-9a-f]{7,40}$")
 _SENTENCE_END = re.compile(r"[.!?:]$")
@@ -132,10 +138,13 @@ for _names, _kind, _factor in (
 _AMOUNT_WORDS = {
     "a": 1.0, "an": 1.0, "one": 1.0, "half a": 0.5, "half an": 0.5, "a half": 0.5,
     "every": 1.0, "per": 1.0, "each": 1.0, "a quarter of a": 0.25, "a quarter of an": 0.25,
-    "three quarters of a": 0.75, "three quarters of an": 0.75,
+    "three quarters of a": 0.75, "three quarters of an": 0.75, "half": 0.5, "quarter": 0.25,
 }  # fmt: skip
+# "a minute and a half" == "90 s", "two hours and a half" == "2.5 hours".
+_AND_A_HALF = re.compile(r"\s+and\s+a\s+half\b", re.IGNORECASE)
 _QUANTITY = re.compile(
-    r"(?<![\w.])(\d+(?:\.\d+)?|half an?|(?:a|three) quarters? of an?|an?|one|every|per|each"
+    r"(?<![\w.])(\d+(?:\.\d+)?|half an?|(?:a|three) quarters? of an?|half|quarter|an?|one"
+    r"|every|per|each"
     r"|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|forty"
     r"|fifty|sixty|ninety|hundred)\s*-?\s*("
     + "|".join(sorted(_UNITS, key=len, reverse=True))
@@ -610,6 +619,8 @@ def _is_identifier(tok: str) -> bool:
     """Code-like: digits with letters, paths, dotted names, #refs, snake/kebab/camel, ALLCAPS."""
     if len(tok) < 2:
         return False
+    if _PLAIN_NUMBER.fullmatch(tok):
+        return False  # "99.95%", "-0.5": a number, compared by the numbers guard
     if _GLUED_QUANTITY.match(tok) or _TIME.fullmatch(tok):
         return False
     if _NUMERONYM.fullmatch(tok):
@@ -757,7 +768,10 @@ def _token(raw: str) -> tuple[_Token | None, bool]:
             tok=tok,
             numbers=numbers,
             identifier=ident,
-            identifier_anchor=ident is not None and not any(c.isdigit() for c in tok),
+            # An identifier is a role a swap exchanges; one with digits is one when its digits
+            # are no number of their own ("us-east-1"; "v1.2" is anchored by its 1.2).
+            identifier_anchor=ident is not None
+            and (not any(c.isdigit() for c in tok) or not numbers),
             compound=compound,
             negated=low.endswith("n't") or low.endswith("n’t"),
             parts=parts,
@@ -785,7 +799,7 @@ def analyse(text: str) -> Analysis:
     anchors: list[str] = []
     negated = bool(_CONTRASTIVE.search(text))
     sentence_start = True
-    text = spell_out_numbers(text.translate(_DASHES))
+    text = _PERCENTILE.sub(r"p\1", spell_out_numbers(text.translate(_DASHES)))
     times, text = _times(text)
     dates |= times
     vocab |= times
@@ -921,6 +935,8 @@ def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
                 continue  # "a s", "per h": not a quantity in prose
             value = _AMOUNT_WORDS.get(" ".join(amount.split()), 1.0) * factor
             target = soft
+        if _AND_A_HALF.match(text, m.end()):
+            value += 0.5 * factor
         target.add(_quantity(kind, value))
     for m in _FREQUENCY.finditer(text):
         soft.add(_quantity("duration", _FREQUENCY_WORDS[m.group(1).lower()]))
@@ -1014,6 +1030,8 @@ def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
             continue
         if _same_id_without_hyphens(t, other) or _words_joined(t, other):
             continue
+        if _id_written_apart(t, other):
+            continue
         out.append(t)
     return sorted(out)
 
@@ -1044,3 +1062,25 @@ def _words_joined(term: str, other: Analysis) -> bool:
     return not any(
         "/" in v and sorted(re.split(r"[/-]", v)) == sorted(parts) for v in other.identifiers
     )
+
+
+# A word and a number glued into one identifier ("soc2", "iso-8601", "rfc7807").
+_WORD_NUMBER_ID = re.compile(r"([a-z]{2,})-?(\d+(?:\.\d+)*)")
+
+
+def _id_written_apart(term: str, other: Analysis) -> bool:
+    """ "SOC2" == "SOC 2", "ISO-8601" == "ISO 8601": the identifier's word and its number,
+    each said by the other text ("SOC 3" stays a change)."""
+    m = _WORD_NUMBER_ID.fullmatch(term)
+    return m is not None and m.group(1) in other.vocabulary and m.group(2) in other.numbers
+
+
+def numbers_glued(x: Analysis, other: Analysis) -> set[str]:
+    """The numbers `x` glues to a word in an identifier ("soc2") whose word `other` says: the
+    numbers `other` may write apart ("SOC 2") without `x` lacking them."""
+    out = set()
+    for ident in x.identifiers:
+        m = _WORD_NUMBER_ID.fullmatch(ident)
+        if m is not None and m.group(1) in other.vocabulary:
+            out.add(m.group(2))
+    return out
