@@ -242,6 +242,25 @@ def test_guards_are_fast_on_a_long_text() -> None:
             "Health checks answer within a minute and a half.",
         ),
         ("Builds take two hours and a half.", "Builds take 150 minutes."),
+        # "~" before a number means "about"
+        ("Disk fills up after ~50 builds.", "Disks fill up after roughly 50 builds."),
+        ("The Lambda cold start is around 3 seconds.", "The Lambda takes ~3s to cold start."),
+        # "first" is a soft 1st, a capitalised month abbreviation its month
+        ("The report is emailed on the first of every month.", "The report is emailed on the 1st."),
+        (
+            "Deploys are frozen from Dec 20 through Jan 2.",
+            "No deploys between December 20th and January 2nd.",
+        ),
+        # a unit is no identifier; Kubernetes' binary suffixes are units
+        ("Memory limit for the pods is 2 GiB.", "The pods are capped at 2Gi of memory."),
+        # a numeronym in capitals, a "./" path, an identifier's plural, a name and its value
+        ("Run the end-to-end tests before merging.", "Run the E2E tests before merging."),
+        ("Roll back with `./scripts/rollback.sh <id>`.", "To roll back, run scripts/rollback.sh."),
+        ("Bump versionCode on every upload.", "Duplicate versionCodes are rejected; bump it."),
+        ("Set `PYTHONHASHSEED=0` in training jobs.", "Training jobs need PYTHONHASHSEED set to 0."),
+        # an identifier hyphenated to the words that describe it
+        ("Services on EC2 should use IAM roles.", "EC2-hosted services use IAM roles."),
+        ("The auth service signs JWTs with RS256.", "JWTs from the auth service are RS256-signed."),
         # digits inside an identifier are no number of their own ("h264" holds no 64)
         ("Encode uploads as h264 at 64 kbps.", "Uploads are encoded as h264, 64 kbps."),
     ],
@@ -272,6 +291,12 @@ def test_rewording_class_is_not_vetoed_by_a_hard_guard(old: str, new: str) -> No
         ("The SLO is 99.95% availability.", "The SLO is 99.9% availability.", "numbers"),
         ("JWTs expire after 15 minutes.", "JWTs have a half-hour lifetime.", "numbers"),
         ("Builds take two hours and a half.", "Builds take two hours.", "numbers"),
+        ("Retry 3 times.", "Retry ~4 times.", "numbers"),
+        ("Deploys are frozen from Dec 20.", "Deploys are frozen from November 20th.", "dates"),
+        ("Memory limit is 2 GiB.", "Memory limit is 4Gi.", "numbers"),
+        ("Set `PYTHONHASHSEED=0` in jobs.", "Jobs need PYTHONHASHSEED set to 1.", "identifiers"),
+        ("JWTs are signed with RS256.", "JWTs are RS512-signed.", "identifiers"),
+        ("Alert on p99 latency.", "Alert on p95-latency.", "identifiers"),
         (
             "The p99 latency SLO is 250 ms.",
             "The 95th percentile latency objective is 250 ms.",

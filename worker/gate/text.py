@@ -26,6 +26,8 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 _NUMBER = re.compile(r"(?:(?<=\bv)|(?<![A-Za-z\d])(?<![A-Za-z]-))\d+(?:[.,]\d+)*")
 # A percentile spelt out ("99th percentile", "99th-percentile", after `spell_out_numbers`:
 # "99 percentile") is the identifier its short form is ("p99").
+# "~" before a number means "about": the number is said either way ("~/x" is a path).
+_APPROX = re.compile(r"(?<![\w~/])~(?=\d)")
 _PERCENTILE = re.compile(r"\b(\d{1,2}(?:\.\d+)?)[\s-]+percentiles?\b", re.IGNORECASE)
 _PLAIN_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*%?")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]{2,}")
@@ -82,6 +84,10 @@ NUMBER_WORDS = {
     "thirtieth": "30",
 }
 
+# "first" and "second" are prose as often as ordinals ("first run the tests"): a soft number
+# that matches the other text's "1st" / "2nd" and never vetoes on its own.
+_SOFT_ORDINALS = {"first": "1", "second": "2"}
+
 _MONTHS = (
     "january february march april june july august september october november december"
 ).split()
@@ -126,10 +132,11 @@ for _names, _kind, _factor in (
     ("year years yr yrs", "duration", 31536000.0),
     # Binary, as engineers mostly mean them: "1 GB (1024 MB)", "8 KB" == "8192 bytes".
     ("b byte bytes", "size", 1.0),
-    ("kb kib kilobyte kilobytes", "size", 1024.0),
-    ("mb mib megabyte megabytes", "size", 1024.0**2),
-    ("gb gib gigabyte gigabytes", "size", 1024.0**3),
-    ("tb tib terabyte terabytes", "size", 1024.0**4),
+    # "Ki", "Mi", "Gi", "Ti": Kubernetes' binary suffixes ("2Gi" == "2 GiB").
+    ("kb kib ki kilobyte kilobytes", "size", 1024.0),
+    ("mb mib mi megabyte megabytes", "size", 1024.0**2),
+    ("gb gib gi gigabyte gigabytes", "size", 1024.0**3),
+    ("tb tib ti terabyte terabytes", "size", 1024.0**4),
     ("px pixel pixels", "pixels", 1.0),
     ("k", "count", 1e3),
 ):
@@ -621,9 +628,11 @@ def _is_identifier(tok: str) -> bool:
         return False
     if _PLAIN_NUMBER.fullmatch(tok):
         return False  # "99.95%", "-0.5": a number, compared by the numbers guard
+    if tok.lower() in _UNITS:
+        return False  # "GiB", "MiB": a unit, read with its number
     if _GLUED_QUANTITY.match(tok) or _TIME.fullmatch(tok):
         return False
-    if _NUMERONYM.fullmatch(tok):
+    if _NUMERONYM.fullmatch(tok.lower()):
         return False  # k8s, i18n, a11y: words for the model to align, not ids
     if _COUNTED_NOUN.fullmatch(tok):
         return False  # "2,000-article", "3-node": a number (compared) and a word
@@ -659,6 +668,8 @@ def stem(word: str) -> str:
 def _norm_identifier(tok: str) -> str:
     """Code-ish tokens keep their separators (user_id.py != user-id.py); compound words lose them."""
     low = tok.lower().rstrip(".")
+    if low.startswith("./") and len(low) > 2:
+        low = low[2:]  # "./scripts/x.sh" == "scripts/x.sh"
     if any(c in low for c in "./\\#@=:$~") or any(c.isdigit() for c in low):
         return low
     return norm_word(low)
@@ -710,8 +721,8 @@ def _word(part: str) -> _Part | None:
     singular = w[:-1] if w.endswith("s") and w[:-1] in DATE_WORDS else w
     if singular in DATE_WORDS:
         date: str | None = singular
-    elif part in _MONTH_ABBR:
-        date = _MONTH_ABBR.get(part.lower(), "may")
+    elif part.lower() in _MONTH_ABBR:
+        date = _MONTH_ABBR[part.lower()]  # "Dec 20" == "December 20th"
     else:
         date = None
     upper = part[0].isupper() and w not in STOPWORDS and len(w) > 1
@@ -795,10 +806,12 @@ def analyse(text: str) -> Analysis:
     contrasts: set[tuple[int, str]] = set()
     vocab: set[str] = set()
     words: list[str] = []
+    soft_ordinals: set[str] = set()
     content: list[str] = []
     anchors: list[str] = []
     negated = bool(_CONTRASTIVE.search(text))
     sentence_start = True
+    text = _APPROX.sub("", text)  # "~50 builds" == "about 50 builds"
     text = _PERCENTILE.sub(r"p\1", spell_out_numbers(text.translate(_DASHES)))
     times, text = _times(text)
     dates |= times
@@ -833,8 +846,11 @@ def analyse(text: str) -> Analysis:
                 negated = True
             if p.number is not None:
                 numbers.add(p.number)
+            elif w in _SOFT_ORDINALS:
+                soft_ordinals.add(_SOFT_ORDINALS[w])
             if p.date is not None:
                 dates.add(p.date)
+                vocab.add(p.date)  # "Dec" says "december"
             elif p.may and not sentence_start:
                 dates.add("may")
             if p.contrast is not None:
@@ -861,6 +877,7 @@ def analyse(text: str) -> Analysis:
     # A number read as part of a quantity is compared as the quantity's value.
     numbers = (numbers - consumed) | quantities
     vocab |= numbers | soft_quantities
+    soft_quantities |= soft_ordinals
     return Analysis(
         numbers=frozenset(numbers),
         identifiers=frozenset(identifiers),
@@ -1030,7 +1047,10 @@ def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
             continue
         if _same_id_without_hyphens(t, other) or _words_joined(t, other):
             continue
-        if _id_written_apart(t, other):
+        if _id_written_apart(t, other) or _id_with_words(t, other) or _said_in_words(t, other):
+            continue
+        # the plural of an identifier ("versionCodes"), which `stem` folds as "-es"
+        if t.endswith("s") and t[:-1] in other.vocabulary:
             continue
         out.append(t)
     return sorted(out)
@@ -1084,3 +1104,35 @@ def numbers_glued(x: Analysis, other: Analysis) -> set[str]:
         if m is not None and m.group(1) in other.vocabulary:
             out.add(m.group(2))
     return out
+
+
+_ID_PART = re.compile(r"[a-z]+\d+[a-z\d]*|\d+[a-z]+[a-z\d]*")
+
+
+def _id_with_words(term: str, other: Analysis) -> bool:
+    """ "ec2-hosted", "rs256-signed", "p99-latency": an identifier joined by hyphens to words,
+    where the other text says the identifier ("on EC2"); "ec2" / "ec2-hosted" too."""
+    if _ID_PART.fullmatch(term):
+        # the other side of it: "RS256" where the other text writes "RS256-signed"
+        return any(
+            v.startswith(term + "-") and _descriptive(v[len(term) + 1 :]) for v in other.identifiers
+        )
+    first, _, rest = term.partition("-")
+    if not rest or not _ID_PART.fullmatch(first) or first not in other.vocabulary:
+        return False
+    # The words describe the identifier ("-hosted", "-signed", "-only"); the alignment
+    # reads them, as it reads every other word.
+    return _descriptive(rest)
+
+
+def _descriptive(rest: str) -> bool:
+    return all(_JOINED_PART.fullmatch(w) for w in rest.split("-"))
+
+
+def _said_in_words(term: str, other: Analysis) -> bool:
+    """ "PYTHONHASHSEED=0" == "PYTHONHASHSEED set to 0": a name and its value, both in the
+    other text ("=1" there stays a change)."""
+    name, eq, value = term.partition("=")
+    if not eq or not name or not value or "=" in value:
+        return False
+    return name in other.vocabulary and (value in other.vocabulary or value in other.numbers)
