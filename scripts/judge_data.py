@@ -15,6 +15,24 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# The agent-memory training pairs (tests/data), all labelled three-way: never a held-out split.
+PAIR_SOURCES = (
+    ("eval", "eval_pairs.jsonl"),
+    ("frozen1", "gate_pairs_frozen_test.jsonl"),
+    ("train4", "gate_pairs_train4.jsonl"),
+    ("train5", "gate_pairs_train5.jsonl"),
+    # Held out once, measured three or four times each, retired to training since
+    # (a new held-out split exists that the judge's engineers never see).
+    ("frozen3", "gate_pairs_frozen3.jsonl"),
+    ("frozen4", "gate_pairs_frozen4.jsonl"),
+    # Held out in stops 22 and 23, measured on the results of their rounds, retired to
+    # training in stop 24 (frozen8, newer, is held out).
+    ("frozen5", "gate_pairs_frozen5.jsonl"),
+    ("frozen6", "gate_pairs_frozen6.jsonl"),
+    ("frozen7", "gate_pairs_frozen7.jsonl"),
+    ("train6", "gate_pairs_train6.jsonl"),
+)
+
 # PAWS pairs are Wikipedia sentences, not agent memories: they weigh less in training.
 PAWS_WEIGHT = 0.15
 
@@ -37,23 +55,7 @@ def load_items(
     from memsieve.ops import gate_quality
 
     items: list[Item] = []
-    sources = [
-        ("eval", ROOT / "tests/data/eval_pairs.jsonl"),
-        ("frozen1", ROOT / "tests/data/gate_pairs_frozen_test.jsonl"),
-        ("train4", ROOT / "tests/data/gate_pairs_train4.jsonl"),
-        ("train5", ROOT / "tests/data/gate_pairs_train5.jsonl"),
-        # Held out once, measured three or four times each, retired to training since
-        # (a new held-out split exists that the judge's engineers never see).
-        ("frozen3", ROOT / "tests/data/gate_pairs_frozen3.jsonl"),
-        ("frozen4", ROOT / "tests/data/gate_pairs_frozen4.jsonl"),
-        # Held out in stops 22 and 23, measured on the results of their rounds, retired to
-        # training in stop 24 (a newer held-out split exists, kept out of the repository).
-        ("frozen5", ROOT / "tests/data/gate_pairs_frozen5.jsonl"),
-        ("frozen6", ROOT / "tests/data/gate_pairs_frozen6.jsonl"),
-        ("frozen7", ROOT / "tests/data/gate_pairs_frozen7.jsonl"),
-        ("train6", ROOT / "tests/data/gate_pairs_train6.jsonl"),
-        *extra,
-    ]
+    sources = [(name, ROOT / "tests/data" / file) for name, file in PAIR_SOURCES] + extra
     for source, path in sources:
         if not path.exists():
             continue

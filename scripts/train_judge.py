@@ -36,6 +36,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from judge_data import PAIR_SOURCES  # noqa: E402 - scripts/ on the path first
+
 
 def fit_logistic(
     x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1.0, iters: int = 50
@@ -133,11 +135,8 @@ class Fitted:
         return members[0] if len(members) == 1 else {"kind": "mean", "members": members}
 
 
-# Sources whose labels are three-way (an update is labelled as such).
-THREE_WAY_SOURCES = (
-    "eval", "frozen1", "train4", "train5", "frozen3", "frozen4", "frozen5", "frozen6", "frozen7",
-    "train6",
-)  # fmt: skip
+# Sources whose labels are three-way (an update is labelled as such): every agent-memory set.
+THREE_WAY_SOURCES = tuple(name for name, _ in PAIR_SOURCES)
 # Supersede precision each source must keep (out of fold) for a cut of P(same) to be chosen.
 TARGETS = {"paws": 0.90}
 
@@ -293,9 +292,7 @@ def main() -> int:
     out = {
         "about": "memsieve gate pair classifier over "
         "memsieve.gate.judge_features.FEATURE_NAMES; trained by scripts/train_judge.py on "
-        "tests/data/eval_pairs.jsonl, gate_pairs_frozen_test.jsonl, gate_pairs_train4.jsonl, "
-        "gate_pairs_train5.jsonl, gate_pairs_frozen3.jsonl ... frozen7.jsonl, gate_pairs_train6.jsonl "
-        "and PAWS-Wiki dev (Google LLC)",
+        f"tests/data/{', '.join(file for _, file in PAIR_SOURCES)} and PAWS-Wiki dev (Google LLC)",
         "features": list(judge_features.FEATURE_NAMES),
         "same": same.to_obj(),
         "same_cut": cut,

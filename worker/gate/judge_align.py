@@ -29,8 +29,6 @@ from memsieve.gate import text as gtext
 if TYPE_CHECKING:
     from memsieve.embedders.local import TokenVectors
 
-_PUNCT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»…")
-
 
 @dataclass(frozen=True)
 class WordVectors:
@@ -69,7 +67,7 @@ class TokenEncoder(Protocol):
 def is_content(word: str) -> bool:
     """A word that carries meaning: not punctuation, not a symbol (an emoji, an arrow, a
     check mark: decoration, no fact), not a stopword."""
-    if not word or all(c in _PUNCT or not c.isalnum() for c in word):
+    if not any(c.isalnum() for c in word):
         return False
     return gtext.norm_word(word) not in gtext.STOPWORDS
 

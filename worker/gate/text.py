@@ -24,10 +24,10 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 # No number starts inside a word: not after a letter ("ec2"), nor after a digit that follows
 # one ("p99" holds no 9, "h264" no 64), nor after a letter and a hyphen ("SEV-1"); "v1.2" is one.
 _NUMBER = re.compile(r"(?:(?<=\bv)|(?<![A-Za-z\d])(?<![A-Za-z]-))\d+(?:[.,]\d+)*")
-# A percentile spelt out ("99th percentile", "99th-percentile", after `spell_out_numbers`:
-# "99 percentile") is the identifier its short form is ("p99").
 # "~" before a number means "about": the number is said either way ("~/x" is a path).
 _APPROX = re.compile(r"(?<![\w~/])~(?=\d)")
+# A percentile spelt out ("99th percentile", "99th-percentile", after `spell_out_numbers`:
+# "99 percentile") is the identifier its short form is ("p99").
 _PERCENTILE = re.compile(r"\b(\d{1,2}(?:\.\d+)?)[\s-]+percentiles?\b", re.IGNORECASE)
 _PLAIN_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*%?")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]{2,}")
@@ -806,7 +806,6 @@ def analyse(text: str) -> Analysis:
     contrasts: set[tuple[int, str]] = set()
     vocab: set[str] = set()
     words: list[str] = []
-    soft_ordinals: set[str] = set()
     content: list[str] = []
     anchors: list[str] = []
     negated = bool(_CONTRASTIVE.search(text))
@@ -846,8 +845,6 @@ def analyse(text: str) -> Analysis:
                 negated = True
             if p.number is not None:
                 numbers.add(p.number)
-            elif w in _SOFT_ORDINALS:
-                soft_ordinals.add(_SOFT_ORDINALS[w])
             if p.date is not None:
                 dates.add(p.date)
                 vocab.add(p.date)  # "Dec" says "december"
@@ -877,7 +874,7 @@ def analyse(text: str) -> Analysis:
     # A number read as part of a quantity is compared as the quantity's value.
     numbers = (numbers - consumed) | quantities
     vocab |= numbers | soft_quantities
-    soft_quantities |= soft_ordinals
+    soft_quantities |= {_SOFT_ORDINALS[w] for w in words if w in _SOFT_ORDINALS}
     return Analysis(
         numbers=frozenset(numbers),
         identifiers=frozenset(identifiers),
