@@ -452,3 +452,127 @@ def test_identifiers_that_change_places_are_a_swap() -> None:
     )
     assert "swapped_roles" in _vetoes(old, new)
     assert "swapped_roles" not in _vetoes(old, "Replication goes from us-east-1 to us-east-2.")
+
+
+# Stop 25's rewording classes, read off the training sets' errors: each passes the hard
+# guards, and its changed-value counterpart below is still vetoed.
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a bare hour after "at" is a time when the text says it is one
+        (
+            "The job reconciles the ledger every morning at 6.",
+            "Each day at 06:00 the job reconciles the ledger.",
+        ),
+        ("The bot posts a digest at 08:00.", "Every morning at 8 the bot posts a digest."),
+        ("The report goes out each evening at 6.", "The report goes out at 18:00 every evening."),
+        ("Backups start at 2 UTC.", "Backups start at 02:00 UTC."),
+        # a range of hours sharing one am / pm
+        ("Office hours are 2-3 pm.", "Office hours run 14:00 to 15:00."),
+        ("Office hours are 11-1 pm.", "Office hours run from 11:00 to 13:00."),
+        # a ratio as a multiple or a percentage
+        ("Cost alerts fire at 120% of the budget.", "Cost alerts fire at 1.2x the budget."),
+        ("Scale out at 2x the baseline load.", "Scale out at 200 percent of the baseline load."),
+        # a rate as a count per unit
+        ("The app polls every 30 seconds.", "The app polls twice a minute."),
+        ("The job runs 4 times an hour.", "The job runs every 15 minutes."),
+        # a number glued to m (minutes) or M (a million)
+        ("Helm upgrades use a timeout of 10 minutes.", "Pass --timeout 10m to helm upgrade."),
+        (
+            "Ask before indexing tables over 100M rows.",
+            "Ask before indexing tables over a hundred million rows.",
+        ),
+        # an identifier's plural with its hyphen
+        ("Sev-1s need a postmortem.", "Sev1 incidents need a postmortem."),
+        # a zone by its city, hyphen-joined parts, a name's short form
+        (
+            "Rotation hands over at 09:00 Europe/London.",
+            "Rotation hands over at 09:00 London time.",
+        ),
+        ("Webhooks are signed with HMAC-SHA256.", "We sign webhooks using HMAC with SHA-256."),
+        ("The user prefers TypeScript over JavaScript.", "The user would rather use TS than JS."),
+        ("The payments DB runs PostgreSQL 15.", "Payments runs on Postgres 15."),
+        ("Events are stored in MongoDB.", "Events are stored in Mongo."),
+        # a product name dropped; "on" and "off" as prepositions and particles
+        ("Secrets are stored in HashiCorp Vault.", "Keep secrets in Vault."),
+        (
+            "Retries on the dispatcher use exponential backoff.",
+            "Dispatcher retries back off exponentially.",
+        ),
+        (
+            "Disable autoscaling on the batch cluster.",
+            "The batch cluster's autoscaler must be turned off.",
+        ),
+    ],
+)
+def test_stop25_rewording_classes_pass_the_hard_guards(old: str, new: str) -> None:
+    assert not {"numbers", "identifiers", "dates", "entities", "contrast"} & set(_vetoes(old, new))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "guard"),
+    [
+        (
+            "The job reconciles the ledger every morning at 6.",
+            "Each day at 07:00 the job reconciles the ledger.",
+            "dates",
+        ),
+        ("The report goes out each evening at 6.", "The report goes out at 06:00.", "dates"),
+        ("Cap retries at 6.", "Cap retries at 7.", "numbers"),
+        ("Office hours are 2-3 pm.", "Office hours run 14:00 to 16:00.", "dates"),
+        (
+            "Cost alerts fire at 120% of the budget.",
+            "Cost alerts fire at 1.5x the budget.",
+            "numbers",
+        ),
+        ("The app polls every 20 seconds.", "The app polls twice a minute.", "numbers"),
+        ("The job runs 4 times an hour.", "The job runs every 10 minutes.", "numbers"),
+        (
+            "Helm upgrades use a timeout of 10 minutes.",
+            "Pass --timeout 5m to helm upgrade.",
+            "numbers",
+        ),
+        (
+            "Ask before indexing tables over 100M rows.",
+            "Ask before indexing tables over ten million rows.",
+            "numbers",
+        ),
+        ("Sev-1s need a postmortem.", "Sev2 incidents need a postmortem.", "identifiers"),
+        (
+            "Rotation hands over at 09:00 Europe/London.",
+            "Rotation hands over at 09:00 Paris time.",
+            "identifiers",
+        ),
+        (
+            "Webhooks are signed with HMAC-SHA256.",
+            "We sign webhooks using HMAC with SHA-512.",
+            "identifiers",
+        ),
+        (
+            "The user prefers TypeScript for new files.",
+            "The user prefers JS for new files.",
+            "entities",
+        ),
+        ("Service calls use mTLS.", "Service calls use TLS.", "identifiers"),
+        ("The repo is on GitHub.", "The repo is on GitLab.", "identifiers"),
+        (
+            "Config lives in HashiCorp Consul.",
+            "Config lives in `settings.toml`.",
+            "identifiers",
+        ),
+        ("Dark mode is on by default.", "Dark mode is off by default.", "contrast"),
+        (
+            "Autoscaling is turned on for the batch cluster.",
+            "Autoscaling is disabled for the batch cluster.",
+            "contrast",
+        ),
+    ],
+)
+def test_stop25_changed_values_are_still_vetoed(old: str, new: str, guard: str) -> None:
+    assert guard in _vetoes(old, new)
+
+
+def test_a_bare_number_after_at_is_no_time_without_a_time_of_day() -> None:
+    a = text.analyse("Cap retries at 6 per day.")
+    assert "6" in a.numbers and not a.dates
+    assert text.analyse("The sync runs nightly at 2.").dates == {"time:02:00"}

@@ -84,7 +84,26 @@ def numbers_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     return [Veto("numbers", diff_detail(new, old))]
 
 
-identifiers_guard = _set_guard("identifiers", "identifiers")
+def identifiers_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
+    """Veto when either text has an identifier the other lacks (`_set_guard`), except a
+    product name in PascalCase ("HashiCorp Vault" / "Vault", "ESLint rule" / "rule") that one
+    text drops while the other adds no identifier of its own: a name, like `entities`, vetoes
+    only when replaced."""
+    pair = _pair(incoming, candidate)
+    if pair is None:
+        return []
+    a, b = pair
+    new = text.unmatched(a.identifiers, b)
+    old = text.unmatched(b.identifiers, a)
+    if not old and all(text.is_product_name(t) for t in new):
+        new = []
+    if not new and all(text.is_product_name(t) for t in old):
+        old = []
+    if not new and not old:
+        return []
+    return [Veto("identifiers", diff_detail(new, old))]
+
+
 dates_guard = _set_guard("dates", "dates")
 
 

@@ -118,6 +118,36 @@ _TIME = re.compile(
     r"|(midnight|noon|midday))",
     re.IGNORECASE,
 )
+# A clock hour said without minutes after "at" ("every morning at 6", "at 8 UTC"): a time
+# when the text says it is one (a part of the day, a schedule word, a zone or "o'clock"
+# after it); "cap retries at 6" stays a number. Rewritten as "06:00" before `_TIME` reads it.
+_BARE_HOUR = re.compile(
+    r"\bat\s+(?:around\s+|about\s+)?(\d{1,2})(?![\d.:,]\d|\s*(?:%|[ap]\.?m\b))(?!\w)"
+)
+# What may follow a bare hour read as a time, when no part of the day is said just before it.
+_AFTER_HOUR = re.compile(
+    r"\s*(?:$|[.,;!?)]|(?i:every|each|sharp|on|in|local|now|instead|o['’]clock)\b"
+    r"|[A-Z]{2,4}\b)"
+)
+_TIME_OF_DAY = re.compile(
+    r"\b(?:mornings?|evenings?|afternoons?|nights?|nightly|daily|every day|each day|"
+    r"o['’]clock|UTC|GMT)\b",
+    re.IGNORECASE,
+)
+# A verb of a schedule just before "at N" ("starts at 4", "kicks off at 9").
+_SCHEDULED = re.compile(
+    r"\b(?:starts?|started|begins?|began|runs?|ran|kicks? off|kicked off|fires?|fired|happens?|"
+    r"scheduled|due|held|meets?|opens?|closes?|ends?)\s+$",
+    re.IGNORECASE,
+)
+_LATE_IN_DAY = re.compile(r"\b(?:evenings?|afternoons?|tonight)\b", re.IGNORECASE)
+# A range of clock hours sharing one "am" / "pm" ("2-3 pm" == "14:00 to 15:00"): each end
+# is a time; the first takes the other half of the day when it is later ("11-1 pm").
+_TIME_RANGE = re.compile(
+    r"\b(\d{1,2})(?::(\d{2}))?\s*(?:-|–|to|until|till)\s*(\d{1,2})(?::(\d{2}))?\s*"
+    r"([ap])\.?m\b\.?",
+    re.IGNORECASE,
+)
 # Quantities with a unit, normalised to a base unit ("30 minutes" == "half an hour" ==
 # "1800s", "10MB" == "10 MB"): the numbers guard compares the values, not the digits.
 _UNITS: dict[str, tuple[str, float]] = {}
@@ -150,7 +180,7 @@ _AMOUNT_WORDS = {
 # "a minute and a half" == "90 s", "two hours and a half" == "2.5 hours".
 _AND_A_HALF = re.compile(r"\s+and\s+a\s+half\b", re.IGNORECASE)
 _QUANTITY = re.compile(
-    r"(?<![\w.])(\d+(?:\.\d+)?|half an?|(?:a|three) quarters? of an?|half|quarter|an?|one"
+    r"(?<![\w.])(?<![A-Za-z]-)(\d+(?:\.\d+)?|half an?|(?:a|three) quarters? of an?|half|quarter|an?|one"
     r"|every|per|each"
     r"|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|forty"
     r"|fifty|sixty|ninety|hundred)\s*-?\s*("
@@ -162,6 +192,20 @@ _GLUED_QUANTITY = re.compile(
     r"^\d+(?:\.\d+)?(?:" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")$",
     re.IGNORECASE,
 )
+# A rate said as a count per unit ("twice a minute" == "every 30 seconds", "3 times an
+# hour" == "every 20 minutes"): the interval it means, compared like any duration.
+_TIMES_PER = re.compile(
+    r"\b(once|twice|thrice|(\d+(?:\.\d+)?)\s+times)\s+(?:a|an|per|each|every)\s+("
+    + "|".join(
+        sorted((u for u, (k, _) in _UNITS.items() if k == "duration"), key=len, reverse=True)
+    )
+    + r")\b",
+    re.IGNORECASE,
+)
+_COUNT_WORDS = {"once": "1", "twice": "2", "thrice": "3"}
+# A number glued to "m" or "M": minutes in a duration ("--timeout 10m"), a million in a
+# count ("100M rows"); both case-sensitive, neither an identifier.
+_GLUED_MAGNITUDE = re.compile(r"^(\d+(?:\.\d+)?)([mM])$")
 _MORE_NUMBER_WORDS = {"fifteen": "15", "sixty": "60", "ninety": "90"}
 _MONTH = 31536000.0 / 12
 _DAYS_30 = 30 * 86400.0
@@ -215,6 +259,15 @@ _ONE_COUNTS = re.compile(
 _ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.IGNORECASE)
 _MULTIPLIER = re.compile(r"\b(\d+)x\b")
 _CURRENCY = re.compile(r"[$€£](\d[\d,]*(?:\.\d+)?)")
+# A ratio said as a multiple or as a percentage ("1.2x the budget" == "120% of the budget"):
+# each reads softly as the other, so it matches the other text's number and never vetoes.
+_MULTIPLE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?[x×](?!\w)")
+_PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(?:%|percent\b|per cent\b)", re.IGNORECASE)
+
+
+def _ratio_readings(multiples: list[str], text: str) -> set[str]:
+    out = {f"{float(x) * 100:.12g}" for x in multiples}
+    return out | {f"{float(p) / 100:.12g}" for p in _PERCENT.findall(text)}
 
 
 def _phrase_value(words: list[str]) -> float | None:
@@ -464,6 +517,8 @@ CONTRAST_ALIASES: dict[str, str] = {
     "lowercase": "lower",
     "enabled": "enable",
     "disabled": "disable",
+    "on": "enable",  # "turned off" == "disabled"
+    "off": "disable",
     "increased": "increase",
     "decreased": "decrease",
     "allowed": "allow",
@@ -630,7 +685,7 @@ def _is_identifier(tok: str) -> bool:
         return False  # "99.95%", "-0.5": a number, compared by the numbers guard
     if tok.lower() in _UNITS:
         return False  # "GiB", "MiB": a unit, read with its number
-    if _GLUED_QUANTITY.match(tok) or _TIME.fullmatch(tok):
+    if _GLUED_QUANTITY.match(tok) or _GLUED_MAGNITUDE.match(tok) or _TIME.fullmatch(tok):
         return False
     if _NUMERONYM.fullmatch(tok.lower()):
         return False  # k8s, i18n, a11y: words for the model to align, not ids
@@ -771,6 +826,9 @@ def _token(raw: str) -> tuple[_Token | None, bool]:
     compound: str | None = None
     if _is_identifier(tok):
         ident = _norm_identifier(tok)
+        capitals = "".join(c for c in tok if c.isupper())
+        if tok.isalpha() and tok[0].isupper() and len(capitals) >= 2 and _CAMEL.search(tok):
+            _CAMEL_INITIALS[ident] = capitals.lower()
     elif _is_compound(tok):
         compound = norm_word(tok)
     parts = tuple(p for p in map(_word, _WORD.findall(tok)) if p is not None)
@@ -809,10 +867,13 @@ def analyse(text: str) -> Analysis:
     content: list[str] = []
     anchors: list[str] = []
     negated = bool(_CONTRASTIVE.search(text))
+    placed_contrasts: list[tuple[int, tuple[int, str]]] = []
     sentence_start = True
     text = _APPROX.sub("", text)  # "~50 builds" == "about 50 builds"
+    multiples = _MULTIPLE.findall(text)
     text = _PERCENTILE.sub(r"p\1", spell_out_numbers(text.translate(_DASHES)))
-    times, text = _times(text)
+    ratios = _ratio_readings(multiples, text)
+    times, text = _times(_clock_words(text))
     dates |= times
     vocab |= times
     nth = {f"{_nth(o)}-{d.lower()}" for o, d in _NTH_WEEKDAY.findall(text)}
@@ -831,6 +892,8 @@ def analyse(text: str) -> Analysis:
         if t.identifier is not None:
             identifiers.add(t.identifier)
             vocab.add(t.identifier)
+            if t.identifier in _CAMEL_INITIALS:
+                vocab.add(_CAMEL_INITIALS[t.identifier])  # "TypeScript" says "TS"
             if t.identifier_anchor:
                 anchors.append(t.identifier)
         elif t.compound is not None:
@@ -851,7 +914,7 @@ def analyse(text: str) -> Analysis:
             elif p.may and not sentence_start:
                 dates.add("may")
             if p.contrast is not None:
-                contrasts.add(p.contrast)
+                placed_contrasts.append((len(words) - 1, p.contrast))
             if p.content:
                 content.append(w)
             if p.anchor:
@@ -861,6 +924,7 @@ def analyse(text: str) -> Analysis:
                 entities.add(w)
         sentence_start = ends_sentence
 
+    contrasts = {c for i, c in placed_contrasts if _names_a_state(words, i)}
     # Joined runs let "kebab case" match "kebab-case" and "Pull Request" match "pullrequest".
     n = len(words)
     for i in range(n):
@@ -875,6 +939,7 @@ def analyse(text: str) -> Analysis:
     numbers = (numbers - consumed) | quantities
     vocab |= numbers | soft_quantities
     soft_quantities |= {_SOFT_ORDINALS[w] for w in words if w in _SOFT_ORDINALS}
+    soft_quantities |= ratios
     return Analysis(
         numbers=frozenset(numbers),
         identifiers=frozenset(identifiers),
@@ -889,6 +954,64 @@ def analyse(text: str) -> Analysis:
         anchors=tuple(anchors),
         words=tuple(words),
     )
+
+
+# "on" and "off" name a state after these words ("is off", "turned on") or before "by
+# default"; elsewhere they are a preposition or a particle ("retries on the dispatcher",
+# "back off", "sign off") and contrast with nothing.
+_STATE_BEFORE = frozenset(
+    "is are was were be been being turned turn turns turning switched switch switches "
+    "flip flipped set left stay stays stayed keep keeps kept toggled toggle default".split()
+)
+
+
+def _names_a_state(words: list[str], i: int) -> bool:
+    if words[i] not in ("on", "off"):
+        return True
+    before = words[i - 1] if i > 0 else ""
+    after = words[i + 1] if i + 1 < len(words) else ""
+    return before in _STATE_BEFORE or after == "by"
+
+
+def _clock_words(text: str) -> str:
+    """Hour ranges with one "am" / "pm" and bare hours after "at" written as clock times, so
+    that `_TIME` reads both ends of a range and a time said without minutes."""
+
+    def one_range(m: re.Match[str]) -> str:
+        h1, m1, h2, m2, half = int(m.group(1)), m.group(2), int(m.group(3)), m.group(4), m.group(5)
+        if not (1 <= h1 <= 12 and 1 <= h2 <= 12):
+            return m.group(0)
+        other = "p" if half.lower() == "a" else "a"
+        first = half if h1 <= h2 or h1 == 12 else other
+        return f"{h1}:{m1 or '00'} {first}m - {h2}:{m2 or '00'} {half}m"
+
+    text = _TIME_RANGE.sub(one_range, text)
+    if not _BARE_HOUR.search(text):
+        return text
+    late = bool(_LATE_IN_DAY.search(text))
+
+    def one_hour(m: re.Match[str]) -> str:
+        follows = text[m.end() : m.end() + 12].lstrip()
+        word = re.match(r"[A-Za-z]*", follows).group(0)  # type: ignore[union-attr]
+        if word.lower() in _UNITS:
+            return m.group(0)  # "capped at 10 MB": a quantity
+        zoned = bool(re.match(r"(?:[A-Z]{2,4}\b|o['’]clock)", follows))
+        # "every morning at 8 the bot posts": a part of the day just before says it is a time
+        near = bool(_TIME_OF_DAY.search(text[max(0, m.start() - 16) : m.start()]))
+        hour = int(m.group(1))
+        scheduled = bool(_SCHEDULED.search(text[max(0, m.start() - 16) : m.start()]))
+        timed = (
+            zoned
+            or near
+            or (_AFTER_HOUR.match(text, m.end()) and (scheduled or _TIME_OF_DAY.search(text)))
+        )
+        if hour > 23 or not timed:
+            return m.group(0)
+        if late and 1 <= hour < 12:
+            hour += 12
+        return f"{m.group(0)[: m.start(1) - m.start()]}{hour:02d}:00"
+
+    return _BARE_HOUR.sub(one_hour, text)
 
 
 def _times(text: str) -> tuple[set[str], str]:
@@ -954,8 +1077,20 @@ def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
         target.add(_quantity(kind, value))
     for m in _FREQUENCY.finditer(text):
         soft.add(_quantity("duration", _FREQUENCY_WORDS[m.group(1).lower()]))
+    for m in _TIMES_PER.finditer(text):
+        count = _COUNT_WORDS.get(m.group(1).lower()) or _norm_number(m.group(2))
+        if float(count) > 0:
+            hard.add(_quantity("duration", _UNITS[m.group(3).lower()][1] / float(count)))
+            consumed.add(count)
     for tok in _TOKEN.findall(text):
         tok = _strip_token(tok).rstrip(".")
+        glued = _GLUED_MAGNITUDE.match(tok)
+        if glued:
+            minutes = glued.group(2) == "m"
+            value = float(glued.group(1)) * (60.0 if minutes else 1e6)
+            hard.add(_quantity("duration" if minutes else "count", value))
+            consumed.add(_norm_number(glued.group(1)))
+            continue
         if _GLUED_QUANTITY.match(tok):
             m2 = re.match(r"(\d+(?:\.\d+)?)(.*)", tok)
             if m2:
@@ -1046,6 +1181,8 @@ def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
             continue
         if _id_written_apart(t, other) or _id_with_words(t, other) or _said_in_words(t, other):
             continue
+        if _zone_named_by_city(t, other) or _hyphen_parts_said(t, other) or _short_form(t, other):
+            continue
         # the plural of an identifier ("versionCodes"), which `stem` folds as "-es"
         if t.endswith("s") and t[:-1] in other.vocabulary:
             continue
@@ -1053,13 +1190,79 @@ def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
     return sorted(out)
 
 
+def _bare_id(term: str) -> str:
+    """Without hyphens and without the plural "s" after a digit ("sev-1s" -> "sev1")."""
+    bare = term.replace("-", "")
+    return bare[:-1] if len(bare) > 2 and bare[-1] == "s" and bare[-2].isdigit() else bare
+
+
 def _same_id_without_hyphens(term: str, other: Analysis) -> bool:
-    """ "sev-1" == "sev1", "pay-123" == "pay123": an identifier with digits written with or
-    without its hyphens."""
+    """ "sev-1" == "sev1", "pay-123" == "pay123", "Sev-1s" == "Sev1": an identifier with
+    digits written with or without its hyphens, in the singular or the plural."""
     if not any(c.isdigit() for c in term):
         return False
+    bare = _bare_id(term)
+    return any(_bare_id(v) == bare for v in other.vocabulary if "-" in v + term or v[-1:] == "s")
+
+
+# IANA time-zone names ("Europe/London", "America/New_York"): the zone of a city.
+_IANA_ZONE = re.compile(
+    r"(?:africa|america|antarctica|asia|atlantic|australia|europe|indian|pacific)/(?:[a-z_]+/)?"
+    r"([a-z_]+)"
+)
+
+
+def _zone_named_by_city(term: str, other: Analysis) -> bool:
+    """ "Europe/London" == "London time": a zone name whose city the other text says."""
+    m = _IANA_ZONE.fullmatch(term)
+    return m is not None and m.group(1).replace("_", "") in other.vocabulary
+
+
+def _hyphen_parts_said(term: str, other: Analysis) -> bool:
+    """ "HMAC-SHA256" == "HMAC with SHA-256": an identifier of hyphen-joined parts, each with
+    a letter, each said by the other text (a part of its hyphenated identifiers counts); or
+    the identifier is one such part of the other text's ("SHA-256" in "HMAC-SHA256")."""
+    if "-" not in term or any(c in term for c in "/\\.#@=:$~_"):
+        return False
     bare = term.replace("-", "")
-    return any(v.replace("-", "") == bare for v in other.vocabulary if "-" in v + term)
+    parts_other = {p for v in other.identifiers for p in v.split("-") if "-" in v}
+    if bare in parts_other:
+        return True
+    parts = term.split("-")
+    if len(parts) < 2 or not all(any(c.isalpha() for c in p) and len(p) > 1 for p in parts):
+        return False
+    known = other.vocabulary | parts_other | {_bare_id(v) for v in other.identifiers}
+    return all(p in known for p in parts)
+
+
+# A camel-case name's capitals, lower-cased ("TypeScript" -> "ts", "GitHub" -> "gh"), filled
+# by `_token` as it reads each name: its usual short form.
+_CAMEL_INITIALS: dict[str, str] = {}
+# A product name's technical suffix, dropped in its short form ("PostgreSQL" / "Postgres",
+# "MongoDB" / "Mongo").
+_NAME_SUFFIXES = {"sql": 5, "ql": 6, "db": 5}  # suffix -> the shortest stem it follows
+
+
+def is_product_name(term: str) -> bool:
+    """A name in PascalCase of letters only ("ESLint", "HashiCorp", "CircleCI"), as read."""
+    return term in _CAMEL_INITIALS
+
+
+def _short_form(term: str, other: Analysis) -> bool:
+    """ "TypeScript" == "TS", "PostgreSQL" == "Postgres": a camel-case name and its capitals,
+    or a product name with and without its technical suffix, either way round."""
+    if not term.isalpha():
+        return False
+    initials = _CAMEL_INITIALS.get(term)
+    if initials is not None and initials in other.vocabulary:
+        return True
+    for suffix, shortest in _NAME_SUFFIXES.items():
+        if term.endswith(suffix) and len(term) - len(suffix) >= shortest:
+            if term[: -len(suffix)] in other.vocabulary:
+                return True
+        if len(term) >= shortest and term + suffix in other.vocabulary:
+            return True
+    return False
 
 
 _JOINED_PART = re.compile(r"[a-z]{2,}")
