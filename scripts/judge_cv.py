@@ -11,6 +11,7 @@ Training sources (never a held-out split, never PAWS test):
   frozen4 tests/data/gate_pairs_frozen4.jsonl (held out once; retired to training)
   frozen5..frozen7 tests/data/gate_pairs_frozen{5,6,7}.jsonl (held out once; retired, stop 24)
   train6  tests/data/gate_pairs_train6.jsonl (training, stop 24)
+  frozen8 tests/data/gate_pairs_frozen8.jsonl (held out in stop 24; retired, stop 25)
   paws    every --paws-every'th pair of PAWS-Wiki dev
 
 Folds are grouped: pairs that share a text (after folding case and space) are one group, so

@@ -10,6 +10,7 @@ Training data (never a held-out split, never PAWS test), read by scripts/judge_d
   - tests/data/gate_pairs_frozen3.jsonl ... gate_pairs_frozen7.jsonl (each held out for a
     round, measured on it, retired to training: a newer held-out split exists, never seen);
   - tests/data/gate_pairs_train6.jsonl (written for training, stop 24);
+  - tests/data/gate_pairs_frozen8.jsonl (held out in stop 24, retired to training in stop 25);
   - every second pair of PAWS-Wiki dev (weight 0.15; Zhang, Baldridge and He, NAACL 2019,
     data by Google LLC).
 
