@@ -15,6 +15,7 @@ Every guard costs tens of microseconds: the text analysis is cached per text.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from functools import lru_cache
 
 from memsieve.gate import text
@@ -50,8 +51,9 @@ def _analysis(heading: str, content: str) -> Analysis:
     return text.analyse(memory_text(heading, content))
 
 
-def _set_guard(name: str, attr: str) -> Guard:
-    """A guard that vetoes when either text has a term of class `attr` the other lacks."""
+def _set_guard(name: str, attr: str, droppable: Callable[[str], bool] | None = None) -> Guard:
+    """A guard that vetoes when either text has a term of class `attr` the other lacks;
+    terms that are `droppable` may be missing from one text while the other adds none."""
 
     def guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
         pair = _pair(incoming, candidate)
@@ -60,6 +62,11 @@ def _set_guard(name: str, attr: str) -> Guard:
         a, b = pair
         new = text.unmatched(getattr(a, attr), b)
         old = text.unmatched(getattr(b, attr), a)
+        if droppable is not None:
+            if not old and all(map(droppable, new)):
+                new = []
+            if not new and all(map(droppable, old)):
+                old = []
         if not new and not old:
             return []
         return [Veto(name, diff_detail(new, old))]
@@ -84,26 +91,10 @@ def numbers_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     return [Veto("numbers", diff_detail(new, old))]
 
 
-def identifiers_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
-    """Veto when either text has an identifier the other lacks (`_set_guard`), except a
-    product name in PascalCase ("HashiCorp Vault" / "Vault", "ESLint rule" / "rule") that one
-    text drops while the other adds no identifier of its own: a name, like `entities`, vetoes
-    only when replaced."""
-    pair = _pair(incoming, candidate)
-    if pair is None:
-        return []
-    a, b = pair
-    new = text.unmatched(a.identifiers, b)
-    old = text.unmatched(b.identifiers, a)
-    if not old and all(text.is_product_name(t) for t in new):
-        new = []
-    if not new and all(text.is_product_name(t) for t in old):
-        old = []
-    if not new and not old:
-        return []
-    return [Veto("identifiers", diff_detail(new, old))]
-
-
+# A product name in PascalCase that one text drops ("HashiCorp Vault" / "Vault", "ESLint
+# rule" / "rule") while the other adds no identifier: a name, like `entities`, vetoes only
+# when replaced.
+identifiers_guard = _set_guard("identifiers", "identifiers", droppable=text.is_product_name)
 dates_guard = _set_guard("dates", "dates")
 
 
