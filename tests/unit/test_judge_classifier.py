@@ -596,3 +596,46 @@ def test_one_value_changed_in_a_reworded_sentence_is_an_update_given_the_alignme
     # half of the live text's other words left unaligned: not shown to share the subject
     apart = alignment([1, 0.2, 0.3, 0.4, 0.8, 1, 1], [1, 0.6, 0.6, 1, 0.8, 1, 1])
     assert not value_change.one_value_changed(inc, cand, [veto], apart)
+
+
+def test_a_change_the_incoming_text_alone_announces_is_an_update_whatever_the_model() -> None:
+    always_same = _weights(bias=50.0)
+    never_update = Weights(always_same.same, 0.5, Model(np.zeros(len(FEATURE_NAMES)), -5.0))
+    judge = ClassifierJudge(LexicalTokenEncoder(), never_update)
+    announced, both_say_it, plain = judge(
+        [
+            _pair(
+                "The release manager for the iOS app is Ana.",
+                "Ben has taken over from Ana as iOS release manager.",
+            ),
+            # both texts say the change: a rewording of one announcement
+            _pair(
+                "CI moved to GitHub Actions last quarter.",
+                "Last quarter CI moved to GitHub Actions.",
+            ),
+            _pair("Ana signs off iOS releases.", "iOS releases are signed off by Ana."),
+        ]
+    )
+    assert announced.verdict is Verdict.UPDATE
+    assert both_say_it.verdict is Verdict.SAME
+    assert plain.verdict is Verdict.SAME
+
+
+@pytest.mark.parametrize(
+    ("text", "announces"),
+    [
+        ("Ownership of the table has passed to the analytics team.", True),
+        ("The user changed their mind: only run the affected tests.", True),
+        ("Merge queue has been turned on for the monorepo.", True),
+        ("Builds now run on GitHub Actions.", True),
+        ("The staging DB is now on Postgres 16.", True),
+        ("We no longer squash merge.", True),
+        ("The job was slow until we added an index.", False),
+        ("Now and then the cache is cold.", False),
+        ("Deploys run from the release branch.", False),
+    ],
+)
+def test_which_words_announce_a_change(text: str, announces: bool) -> None:
+    from memsieve.gate.judge_markers import announces_change
+
+    assert announces_change(text) is announces

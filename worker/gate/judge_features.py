@@ -18,7 +18,7 @@ from memsieve.gate import judge_shapes
 from memsieve.gate import text as gtext
 from memsieve.gate.decide import Veto
 from memsieve.gate.judge_align import Alignment, word_key
-from memsieve.gate.judge_markers import markers, prohibits
+from memsieve.gate.judge_markers import announces_change, markers, prohibits
 
 # Similarity under which a content word counts as not aligned with anything on the other side.
 UNALIGNED = (0.55, 0.65, 0.75)
@@ -84,6 +84,7 @@ class PairFeatures:
     content_b: int = 0
     code_name_replaced: bool = False  # `code_name_replaced` of the two texts
     name_forbidden: bool = False  # `name_forbidden` of the two texts
+    change_announced: bool = False  # the incoming text alone says a value changed
     alignment: Alignment | None = None  # the token alignment the features came from
 
 
@@ -271,5 +272,6 @@ def pair_features(
         len(bb),
         code_name_replaced(text_a, text_b, an_a, an_b, {word_key(w) for w in unaligned_a}),
         name_forbidden(text_a, text_b, an_a, an_b),
+        announces_change(text_b) and not announces_change(text_a),
         alignment,
     )

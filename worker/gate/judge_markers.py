@@ -18,6 +18,26 @@ UPDATE_MARKERS = re.compile(
     re.IGNORECASE,
 )
 
+# Words by which a text says outright that a value changed ("has taken over", "moved to",
+# "is now", "changed their mind"): narrower than `UPDATE_MARKERS` ("was", "now" alone),
+# because said by the incoming text alone they overrule the model (`judge_rules`).
+CHANGE_ANNOUNCED = re.compile(
+    r"\b(?:has|have|had)\s+(?:passed|moved|switched|changed|migrated|been\s+(?:replaced|moved|"
+    r"switched|turned\s+(?:on|off)|enabled|disabled|raised|lowered|increased|decreased|reduced|"
+    r"changed|renamed|migrated|handed\s+over))\b|\b(?:took|taken|takes)\s+over\b|"
+    r"\bhanded\s+over\b|\bchanged\s+(?:their|its|his|her|our|my)\s+minds?\b|\bno\s+longer\b|"
+    r"\bfrom\s+now\s+on\b|\bgoing\s+forward\b|\b(?:moved|switched|migrated)\s+(?:to|from|over)\b|"
+    r"\b(?:is|are)\s+now\b|\bnow\s+(?:uses?|runs?|goes|go|lives?|belongs?|owns?|happens?)\b",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=4096)
+def announces_change(text: str) -> bool:
+    """Whether `text` says outright that a value changed (`CHANGE_ANNOUNCED`)."""
+    return bool(CHANGE_ANNOUNCED.search(text))
+
+
 # Words that announce a rule reversed ("no longer", "stopped"): narrower than the update
 # markers, because with a flipped negation they overrule the model (`reverses_rule`).
 REVERSAL_MARKERS = re.compile(

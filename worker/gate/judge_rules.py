@@ -49,14 +49,16 @@ def member_swapped(f: PairFeatures) -> bool:
 
 def never_same(f: PairFeatures) -> bool:
     """A shape that overrules the model: a reversed rule, a flipped polarity, one member of
-    an exclusive group swapped for another, a code-quoted name replaced, or a name the
-    incoming text forbids for another."""
+    an exclusive group swapped for another, a code-quoted name replaced, a name the
+    incoming text forbids for another, or a change the incoming text alone announces ("has
+    taken over", "moved to", "is now")."""
     return (
         reverses_rule(f)
         or flips_polarity(f)
         or member_swapped(f)
         or f.code_name_replaced
         or f.name_forbidden
+        or f.change_announced
     )
 
 
@@ -64,8 +66,8 @@ def changes_a_value(f: PairFeatures) -> bool:
     """A pair that is not the same fact reads as an update by its shape alone: a rule
     reversed, one slot's value swapped, or a statement's polarity flipped (the same subject,
     "allowed" then "blocked": two live rows that contradict each other, linked as a conflict
-    rather than left silent)."""
-    return reverses_rule(f) or one_slot_swapped(f) or flips_polarity(f)
+    rather than left silent); or the incoming text says outright that something changed."""
+    return reverses_rule(f) or one_slot_swapped(f) or flips_polarity(f) or f.change_announced
 
 
 def one_slot_swapped(f: PairFeatures) -> bool:
