@@ -576,3 +576,20 @@ def test_a_bare_number_after_at_is_no_time_without_a_time_of_day() -> None:
     a = text.analyse("Cap retries at 6 per day.")
     assert "6" in a.numbers and not a.dates
     assert text.analyse("The sync runs nightly at 2.").dates == {"time:02:00"}
+
+
+def test_the_names_read_for_their_short_forms_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(text, "_CAMEL_INITIALS", {})
+    monkeypatch.setattr(text, "CAMEL_INITIALS_MAX", 2)
+    text._token.cache_clear()
+    text.analyse.cache_clear()
+    try:
+        for name in ("TypeScript", "GitHub", "CircleCI", "HashiCorp"):
+            text.analyse(f"We use {name} here.")
+        assert set(text._CAMEL_INITIALS) == {"typescript", "github"}
+        # past the bound a name is a plain identifier: dropping it vetoes again
+        assert "identifiers" in _vetoes("Keys live in HashiCorp Vault.", "Keys live in Vault.")
+    finally:
+        text._token.cache_clear()
+        text.analyse.cache_clear()
+        guards._analysis.cache_clear()

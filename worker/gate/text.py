@@ -828,7 +828,8 @@ def _token(raw: str) -> tuple[_Token | None, bool]:
         ident = _norm_identifier(tok)
         capitals = "".join(c for c in tok if c.isupper())
         if tok.isalpha() and tok[0].isupper() and len(capitals) >= 2 and _CAMEL.search(tok):
-            _CAMEL_INITIALS[ident] = capitals.lower()
+            if len(_CAMEL_INITIALS) < CAMEL_INITIALS_MAX or ident in _CAMEL_INITIALS:
+                _CAMEL_INITIALS[ident] = capitals.lower()
     elif _is_compound(tok):
         compound = norm_word(tok)
     parts = tuple(p for p in map(_word, _WORD.findall(tok)) if p is not None)
@@ -1236,7 +1237,10 @@ def _hyphen_parts_said(term: str, other: Analysis) -> bool:
 
 
 # A camel-case name's capitals, lower-cased ("TypeScript" -> "ts", "GitHub" -> "gh"), filled
-# by `_token` as it reads each name: its usual short form.
+# by `_token` as it reads each name: its usual short form. Bounded, so that a worker fed
+# endless distinct names keeps its memory: past the bound a new name is read as a plain
+# identifier (a veto when dropped, the safe side).
+CAMEL_INITIALS_MAX = 100_000
 _CAMEL_INITIALS: dict[str, str] = {}
 # A product name's technical suffix, dropped in its short form ("PostgreSQL" / "Postgres",
 # "MongoDB" / "Mongo").
