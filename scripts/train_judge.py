@@ -159,7 +159,7 @@ def choose_same_cut(p: np.ndarray, y: np.ndarray, src: np.ndarray, target: float
 UPDATE_SHARE = 0.95
 
 
-def choose_update_cut(p: np.ndarray, is_update: np.ndarray, share: float = 0.9) -> float:
+def choose_update_cut(p: np.ndarray, is_update: np.ndarray, share: float = UPDATE_SHARE) -> float:
     """The highest cut of P(update | not same) that finds `share` of the updates: an update left
     as a silent second row is worse than a spurious conflict (both rows stay live)."""
     cut = 0.5
@@ -250,7 +250,7 @@ def cuts_for(
     pooled = np.where(three, "three", src)
     cut = choose_same_cut(p_same, y, pooled, target)
     not_same = three & (label != "same")
-    return cut, choose_update_cut(p_upd[not_same], label[not_same] == "update", UPDATE_SHARE)
+    return cut, choose_update_cut(p_upd[not_same], label[not_same] == "update")
 
 
 def main() -> int:

@@ -636,6 +636,6 @@ def test_a_change_the_incoming_text_alone_announces_is_an_update_whatever_the_mo
     ],
 )
 def test_which_words_announce_a_change(text: str, announces: bool) -> None:
-    from memsieve.gate.judge_markers import announces_change
+    from memsieve.gate.judge_markers import markers
 
-    assert announces_change(text) is announces
+    assert markers(text)[3] is announces

@@ -18,7 +18,7 @@ from memsieve.gate import judge_shapes
 from memsieve.gate import text as gtext
 from memsieve.gate.decide import Veto
 from memsieve.gate.judge_align import Alignment, word_key
-from memsieve.gate.judge_markers import announces_change, markers, prohibits
+from memsieve.gate.judge_markers import markers, prohibits
 
 # Similarity under which a content word counts as not aligned with anything on the other side.
 UNALIGNED = (0.55, 0.65, 0.75)
@@ -197,8 +197,8 @@ def pair_features(
     jac = gguards.overlap(tuple(wa), tuple(wb))
     na, nb = max(1, len(ab)), max(1, len(bb))
     guard_names = {v.guard for v in soft}
-    upd_a, corr_a, rev_a = markers(text_a)
-    upd_b, corr_b, rev_b = markers(text_b)
+    upd_a, corr_a, rev_a, chg_a = markers(text_a)
+    upd_b, corr_b, rev_b, chg_b = markers(text_b)
     marker = float(upd_b and not upd_a)
     ctx = alignment.shared_context
     mid = UNALIGNED[1]
@@ -272,6 +272,6 @@ def pair_features(
         len(bb),
         code_name_replaced(text_a, text_b, an_a, an_b, {word_key(w) for w in unaligned_a}),
         name_forbidden(text_a, text_b, an_a, an_b),
-        announces_change(text_b) and not announces_change(text_a),
+        chg_b and not chg_a,
         alignment,
     )

@@ -32,12 +32,6 @@ CHANGE_ANNOUNCED = re.compile(
 )
 
 
-@lru_cache(maxsize=4096)
-def announces_change(text: str) -> bool:
-    """Whether `text` says outright that a value changed (`CHANGE_ANNOUNCED`)."""
-    return bool(CHANGE_ANNOUNCED.search(text))
-
-
 # Words that announce a rule reversed ("no longer", "stopped"): narrower than the update
 # markers, because with a flipped negation they overrule the model (`reverses_rule`).
 REVERSAL_MARKERS = re.compile(
@@ -70,10 +64,12 @@ def prohibits(text: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def markers(text: str) -> tuple[bool, bool, bool]:
-    """Whether `text` announces an update, a correction, a reversed rule."""
+def markers(text: str) -> tuple[bool, bool, bool, bool]:
+    """Whether `text` announces an update, a correction, a reversed rule, and whether it says
+    outright that a value changed (`CHANGE_ANNOUNCED`)."""
     return (
         bool(UPDATE_MARKERS.search(text)),
         bool(CORRECTION_MARKERS.search(text)),
         bool(REVERSAL_MARKERS.search(text)),
+        bool(CHANGE_ANNOUNCED.search(text)),
     )

@@ -997,10 +997,11 @@ def _clock_words(text: str) -> str:
         if word.lower() in _UNITS:
             return m.group(0)  # "capped at 10 MB": a quantity
         zoned = bool(re.match(r"(?:[A-Z]{2,4}\b|o['’]clock)", follows))
+        before = text[max(0, m.start() - 16) : m.start()]
         # "every morning at 8 the bot posts": a part of the day just before says it is a time
-        near = bool(_TIME_OF_DAY.search(text[max(0, m.start() - 16) : m.start()]))
+        near = bool(_TIME_OF_DAY.search(before))
         hour = int(m.group(1))
-        scheduled = bool(_SCHEDULED.search(text[max(0, m.start() - 16) : m.start()]))
+        scheduled = bool(_SCHEDULED.search(before))
         timed = (
             zoned
             or near
@@ -1232,8 +1233,8 @@ def _hyphen_parts_said(term: str, other: Analysis) -> bool:
     parts = term.split("-")
     if len(parts) < 2 or not all(any(c.isalpha() for c in p) and len(p) > 1 for p in parts):
         return False
-    known = other.vocabulary | parts_other | {_bare_id(v) for v in other.identifiers}
-    return all(p in known for p in parts)
+    bare_ids = {_bare_id(v) for v in other.identifiers}
+    return all(p in other.vocabulary or p in parts_other or p in bare_ids for p in parts)
 
 
 # A camel-case name's capitals, lower-cased ("TypeScript" -> "ts", "GitHub" -> "gh"), filled
