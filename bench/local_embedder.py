@@ -12,8 +12,9 @@ ratios):
     flushes while the other would sit idle), sent as capture messages to a real
     `memsieve worker` (prefork, --concurrency 2, MEMSIEVE_EMBEDDER=local), timed from the
     first send until every event has an outcome in Postgres (events/s); once with
-    MEMSIEVE_LOCAL_THREADS=1 (one core per process, the old behaviour) and once with the
-    default (every core per process).
+    MEMSIEVE_LOCAL_THREADS=1 (one core per process, the old behaviour), once with the
+    default (every core per process), and once with the default but MEMSIEVE_EMBED_AHEAD=false
+    (the worker that finds the namespace busy does not embed its next batch meanwhile).
 Every text is distinct, so the embedding cache and in-batch dedupe save nothing.
 """
 
@@ -60,10 +61,17 @@ def raw_rate(texts: list[str], threads: int, batch: int) -> float:
 
 
 def e2e_rate(
-    svc: harness.Services, events: list[dict[str, Any]], threads: str, batch: int, judge: str = ""
+    svc: harness.Services,
+    events: list[dict[str, Any]],
+    threads: str,
+    batch: int,
+    judge: str = "",
+    ahead: bool = True,
 ) -> float:
     db = svc.fresh_db()
     extra = {"MEMSIEVE_EMBEDDER": "local", "MEMSIEVE_BATCH_SIZE": str(batch)}
+    if not ahead:
+        extra["MEMSIEVE_EMBED_AHEAD"] = "false"
     if judge:
         extra["MEMSIEVE_JUDGE"] = judge
     if threads:
@@ -104,13 +112,22 @@ def main() -> None:
     events = distinct_events(args.events)
     texts = [memory_text(e["heading"], e["content"]) for e in events]
     local.graph_path(Settings.from_env().model_cache)  # built once, outside every timing
-    runs: dict[str, list[float]] = {"raw-1": [], "raw-2": [], "e2e-1": [], "e2e-all": []}
+    runs: dict[str, list[float]] = {
+        "raw-1": [],
+        "raw-2": [],
+        "e2e-1": [],
+        "e2e-all": [],
+        "e2e-no-ahead": [],
+    }
     with harness.Services() as svc:
         for rep in range(args.repeats):
             runs["raw-1"].append(raw_rate(texts, 1, args.batch_size))
             runs["raw-2"].append(raw_rate(texts, 2, args.batch_size))
             runs["e2e-1"].append(e2e_rate(svc, events, "1", args.batch_size, args.judge))
             runs["e2e-all"].append(e2e_rate(svc, events, "", args.batch_size, args.judge))
+            runs["e2e-no-ahead"].append(
+                e2e_rate(svc, events, "", args.batch_size, args.judge, ahead=False)
+            )
             print(
                 f"repeat {rep + 1}: "
                 + ", ".join(f"{k} {v[-1]:.1f}" for k, v in runs.items())
@@ -124,9 +141,15 @@ def main() -> None:
     print(f"  raw ONNX Runtime, 2 threads       {med['raw-2']:7.1f} texts/s")
     print(f"  end to end, 1 thread per process  {med['e2e-1']:7.1f} events/s")
     print(f"  end to end, default (all cores)   {med['e2e-all']:7.1f} events/s")
+    print(f"  the same, MEMSIEVE_EMBED_AHEAD=false {med['e2e-no-ahead']:5.1f} events/s")
     print(
         f"  end to end / raw 2 threads        {harness.median(ratios):7.0%}"
         f"  (same-run ratios {', '.join(f'{r:.0%}' for r in ratios)})"
+    )
+    off = [e / r for e, r in zip(runs["e2e-no-ahead"], runs["raw-2"], strict=True)]
+    print(
+        f"  without embedding ahead / raw     {harness.median(off):7.0%}"
+        f"  (same-run ratios {', '.join(f'{r:.0%}' for r in off)})"
     )
 
 

@@ -64,8 +64,12 @@ def flush(self: Any, namespace: Any, lane: Any = constants.QUEUE) -> dict[str, A
         )
         raise self.retry(exc=exc, countdown=runtime.backoff(self.request.retries)) from None
     if result.busy:
-        # Another worker is draining this namespace. One short retry per namespace at a
-        # time covers the lost wake-up; the holder also re-checks after releasing.
+        # Another worker is draining this namespace: embed its next batch meanwhile (both
+        # cores work when one namespace dominates), unless live work waits for this process.
+        if pipe.settings.embed_ahead and not (higher and runtime.work_waiting(higher)):
+            pipe.embed_ahead(namespace)
+        # One short retry per namespace at a time covers the lost wake-up; the holder also
+        # re-checks after releasing.
         if pipe.redis.set(constants.flush_retry_key(namespace), "1", nx=True, ex=2):
             raise self.retry(countdown=1.0)
         return {"namespace": namespace, "busy": True}

@@ -24,6 +24,11 @@ def flush_retry_key(namespace: str) -> str:
     return f"{KEY_PREFIX}:flush-retry:ns:{namespace}"
 
 
+def embed_ahead_key(namespace: str) -> str:
+    """Held while a worker embeds a busy namespace's next events ahead of its flush."""
+    return f"{KEY_PREFIX}:embed-ahead:ns:{namespace}"
+
+
 def flush_scheduled_key(namespace: str, lane: str = QUEUE) -> str:
     """Set while a flush woken from `lane` (live or backfill) is queued and not yet draining
     (tasks/capture.py). One marker per lane: a backfill's queued flush never mutes the

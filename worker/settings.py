@@ -184,6 +184,11 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
         "a flush delivered on the flush or backfill lane stops after its batch in hand when "
         "a higher lane has messages on the Redis broker (false: only the time slice bounds it)",
     ),
+    "MEMSIEVE_EMBED_AHEAD": (
+        "true",
+        "a worker that finds a namespace busy embeds its next batch into the cache meanwhile "
+        "(false: it only retries later)",
+    ),
     "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS": (
         "10000",
         "a backfilled namespace gets a flush ahead of the backlog at most this often",
@@ -332,6 +337,7 @@ class Settings:
     backfill_flush_every_ms: int = 10000
     # A flush off the live lane also stops between batches when live captures wait.
     yield_to_live: bool = True
+    embed_ahead: bool = True
     # Largest capture message accepted (bytes of the body as the broker delivers it).
     max_message_bytes: int = 16 * 1024 * 1024
     # The optional LLM judge of the gate (memsieve.judge_llm): off while the model is "".
@@ -450,6 +456,7 @@ class Settings:
             backfill_flush_every_ms=_int(env, "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS", 10000, 0),
             yield_to_live=_choice(env, "MEMSIEVE_YIELD_TO_LIVE", ("true", "false"), "true")
             == "true",
+            embed_ahead=_choice(env, "MEMSIEVE_EMBED_AHEAD", ("true", "false"), "true") == "true",
             max_message_bytes=_int(env, "MEMSIEVE_MAX_MESSAGE_BYTES", 16 * 1024 * 1024, 1024),
             judge=_choice(env, "MEMSIEVE_JUDGE", ("guards", "classifier"), "classifier"),
             judge_share_ttl_s=_int(env, "MEMSIEVE_JUDGE_SHARE_TTL_S", 60, 0),

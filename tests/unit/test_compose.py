@@ -37,6 +37,7 @@ CREDENTIALS = {
 # Settings the compose stack leaves at their defaults, and why that is right there.
 DEFAULT_IS_FINE = {
     "MEMSIEVE_YIELD_TO_LIVE": "on by default; false only to measure without it",
+    "MEMSIEVE_EMBED_AHEAD": "on by default; false only to measure without it",
     "MEMSIEVE_JUDGE": "classifier, the measured default",
     "MEMSIEVE_UPDATE_BAND": "off: it halves the headline throughput (docs/dedupe-quality.md)",
     "MEMSIEVE_JUDGE_SHARE_TTL_S": "60 s of shared token vectors: bounded Redis memory",

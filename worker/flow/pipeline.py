@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
-from memsieve import embedders, errors, metrics
+from memsieve import constants, embedders, errors, metrics
 from memsieve.capture import policy
+from memsieve.flow import embed
 from memsieve.flow.accept import Accepted, CaptureStage, Key, key_of
 from memsieve.flow.locks import NamespaceLock
 from memsieve.flow.write import FlushResult, WriteStage
@@ -194,6 +195,40 @@ class Pipeline(CaptureStage, WriteStage):
                 log.warning(
                     "could not clear the claim on %d events: %s", len(ids), type(exc).__name__
                 )
+
+    def embed_ahead(self, namespace: str) -> int:
+        """While another worker drains `namespace`: embed the events its next batch will
+        claim (pending, unclaimed, oldest first; one batch) into the embedding cache, and
+        share their token vectors with the judge (memsieve.embedders.token_share), so that
+        the holder's gate runs while this process's model works, not after it. Returns how
+        many of them are ready (0 when another worker is embedding ahead already).
+
+        Best effort and harmless: the cache is keyed by content hash and model, so what the
+        holder finds there is what it would have computed; any failure leaves the work to
+        the holder."""
+        key = constants.embed_ahead_key(namespace)
+        try:
+            if not self.redis.set(key, "1", nx=True, ex=60):
+                return 0
+        except redis.RedisError:
+            return 0
+        try:
+            items = self.store.pending_ahead(namespace, self.settings.batch_size)
+            if not items:
+                return 0
+            self.ensure_bound()
+            out = embed.embed_items(self.embedder, self.store, items)
+            if self.token_encoder is not None:
+                self.token_encoder.absorb()
+            return sum(not isinstance(v, embed.EmbedFailure) for v in out)
+        except (errors.MemsieveError, redis.RedisError) as exc:
+            log.info("embed ahead of %s: %s; left to the flush", namespace, type(exc).__name__)
+            return 0
+        finally:
+            try:
+                self.redis.delete(key)
+            except redis.RedisError:
+                pass
 
     # -- synchronous write (no queue) ------------------------------------------------------
     def write_now(self, raw: Any) -> dict[str, Any]:

@@ -85,6 +85,15 @@ class Inbox(Connected):
             for r in rows
         ]
 
+    def pending_ahead(self, namespace: str, limit: int) -> list[tuple[str, str]]:
+        """(content_hash, memory text) of the oldest pending events of a namespace that no
+        flush has claimed: what its holder claims next (Pipeline.embed_ahead)."""
+        from memsieve.schemas.memory import content_hash, memory_text
+
+        with self.connection() as conn, conn.cursor() as cur:
+            rows = queries.all(cur, "pending_ahead", (namespace, limit))
+        return [(content_hash(h, c), memory_text(h, c)) for h, c in rows]
+
     def bury_unloadable(self, namespace: str) -> list[str]:
         """Pending events of `namespace` whose row cannot be loaded (a value written before
         validation refused it, e.g. a date past year 9999 in this session's time zone) go

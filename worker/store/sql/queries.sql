@@ -82,6 +82,12 @@ SELECT event_id, namespace, kind, heading, content, tags, occurred_at, agent, se
  WHERE namespace = %s AND status = 'pending' AND NOT (event_id = ANY(%s))
  ORDER BY received_at, event_id LIMIT %s;
 
+-- name: pending_ahead
+-- The events a namespace's next batches will claim: pending, not claimed by a flush now.
+SELECT heading, content FROM events
+ WHERE namespace = %s AND status = 'pending' AND claims = 0
+ ORDER BY received_at, event_id LIMIT %s;
+
 -- name: pending_ids
 SELECT event_id FROM events WHERE namespace = %s AND status = 'pending';
 
