@@ -16,6 +16,8 @@ from memsieve.schemas.memory import memory_text
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
+from tests.support.bulk import events
+
 
 class Counting(HashingEmbedder):
     def __init__(self, dims: int) -> None:
@@ -25,19 +27,6 @@ class Counting(HashingEmbedder):
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         self.texts.extend(texts)
         return super().embed(texts)
-
-
-def events(n: int) -> list[dict[str, Any]]:
-    return [
-        {
-            "event_id": f"e-{i:02d}",
-            "namespace": "bulk",
-            "kind": "retro",
-            "heading": f"lesson {i}",
-            "content": f"Deploy {i * 7919 % 1000} broke cache {i * 104729 % 977}",
-        }
-        for i in range(n)
-    ]
 
 
 def texts(evs: list[dict[str, Any]]) -> list[str]:

@@ -13,18 +13,7 @@ from memsieve.flow.pipeline import Pipeline
 from memsieve.settings import Settings
 from memsieve.store.postgres import Store
 
-
-def events(n: int) -> list[dict[str, Any]]:
-    return [
-        {
-            "event_id": f"e-{i}",
-            "namespace": "bulk",
-            "kind": "retro",
-            "heading": f"lesson {i}",
-            "content": f"Deploy {i * 7919 % 1000} broke cache {i * 104729 % 977}",
-        }
-        for i in range(n)
-    ]
+from tests.support.bulk import events
 
 
 def test_a_flush_stops_after_one_batch_when_asked_to_yield(
