@@ -29,6 +29,12 @@ def embed_ahead_key(namespace: str) -> str:
     return f"{KEY_PREFIX}:embed-ahead:ns:{namespace}"
 
 
+def embed_ahead_failed_key(namespace: str) -> str:
+    """Content hashes a worker failed to embed ahead: never tried ahead again, so a poison
+    input costs its namespace at most one extra attempt beyond the flush's own."""
+    return f"{KEY_PREFIX}:embed-ahead-failed:ns:{namespace}"
+
+
 def flush_scheduled_key(namespace: str, lane: str = QUEUE) -> str:
     """Set while a flush woken from `lane` (live or backfill) is queued and not yet draining
     (tasks/capture.py). One marker per lane: a backfill's queued flush never mutes the

@@ -66,10 +66,13 @@ def test_an_event_that_always_fails_goes_dead_and_its_namespace_keeps_flowing(
         "SELECT heading, count(*)::int AS n FROM memories WHERE deleted_at IS NULL GROUP BY 1",
     )
     assert {(("poison-a", r["heading"])): r["n"] for r in live} == expected
-    # Bounded: no more embedding attempts on the pill than MAX_ATTEMPTS batches holding it
-    # (the workers have exited: their logs are complete).
-    pills = len(re.findall(r"fault injection: poison input", workers.logs()))
-    assert pills == MAX_ATTEMPTS, pills
+    # Bounded: no more embedding attempts on the pill than MAX_ATTEMPTS batches holding it,
+    # plus at most one by a worker embedding ahead of the busy namespace, which never tries
+    # a failed text ahead again (the workers have exited: their logs are complete).
+    logs = workers.logs()
+    pills = len(re.findall(r"fault injection: poison input", logs))
+    ahead = len(re.findall(r"embed ahead of poison-a: \d+ events not embedded", logs))
+    assert ahead <= 1 and pills == MAX_ATTEMPTS + ahead, (pills, ahead)
     faultkit.report(
         "6a-poison-event",
         events=n,

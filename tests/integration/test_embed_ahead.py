@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from memsieve import constants
+from memsieve import constants, errors
 from memsieve.embedders.hashing import HashingEmbedder
 from memsieve.flow.pipeline import Pipeline
 from memsieve.schemas.memory import memory_text
@@ -26,6 +26,21 @@ class Counting(HashingEmbedder):
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         self.texts.extend(texts)
+        return super().embed(texts)
+
+
+class FailsOn(Counting):
+    """Times out on every batch holding `marker`, as a poison input does."""
+
+    def __init__(self, dims: int, marker: str) -> None:
+        super().__init__(dims)
+        self.marker = marker
+        self.batches = 0
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if any(self.marker in t for t in texts):
+            self.batches += 1
+            raise errors.TransientError("times out on this input")
         return super().embed(texts)
 
 
@@ -62,6 +77,33 @@ def test_a_busy_worker_embeds_the_next_batch_and_the_holder_finds_it_cached(
         # Nothing left pending: nothing to embed ahead.
         assert helper.embed_ahead("bulk") == 0
         assert len(ahead.texts) == 10
+    finally:
+        helper.redis.close()
+        holder.redis.close()
+
+
+def test_a_text_that_fails_ahead_is_never_tried_ahead_again(
+    settings: Settings, store: Store
+) -> None:
+    evs = events(10, namespace="ahead-poison")
+    evs[0]["content"] += " POISON-MARK"
+    ahead = FailsOn(settings.hashing_dims, "POISON-MARK")
+    helper = Pipeline(replace(settings, batch_size=10), store=store, embedder=ahead)
+    holder = Pipeline(
+        replace(settings, batch_size=10), store=store, embedder=Counting(settings.hashing_dims)
+    )
+    try:
+        for e in evs:
+            holder.accept([e])
+        assert helper.embed_ahead("ahead-poison") == 0
+        assert ahead.batches == 1
+        # Its batch is left to the flush: a second pass embeds nothing of it ahead.
+        assert helper.embed_ahead("ahead-poison") == 0
+        assert helper.embed_ahead("ahead-poison") == 0
+        assert ahead.batches == 1 and ahead.texts == []
+        # The holder, whose embedder is healthy, writes all ten.
+        result = holder.flush("ahead-poison")
+        assert [o.decision for o in result.outcomes] == ["inserted"] * 10
     finally:
         helper.redis.close()
         holder.redis.close()

@@ -212,23 +212,48 @@ class Pipeline(CaptureStage, WriteStage):
                 return 0
         except redis.RedisError:
             return 0
+        failed_key = constants.embed_ahead_failed_key(namespace)
+        items: list[tuple[str, str]] = []
         try:
             items = self.store.pending_ahead(namespace, self.settings.batch_size)
+            if items:
+                seen = self.redis.smismember(failed_key, [h for h, _ in items])
+                items = [item for item, was in zip(items, seen, strict=True) if not was]
             if not items:
                 return 0
             self.ensure_bound()
             out = embed.embed_items(self.embedder, self.store, items)
             if self.token_encoder is not None:
                 self.token_encoder.absorb()
-            return sum(not isinstance(v, embed.EmbedFailure) for v in out)
+            failed = [
+                h for (h, _), v in zip(items, out, strict=True) if isinstance(v, embed.EmbedFailure)
+            ]
+            self._ahead_failed(namespace, failed, "failed")
+            return len(items) - len(failed)
         except (errors.MemsieveError, redis.RedisError) as exc:
-            log.info("embed ahead of %s: %s; left to the flush", namespace, type(exc).__name__)
+            self._ahead_failed(namespace, [h for h, _ in items], type(exc).__name__)
             return 0
         finally:
             try:
                 self.redis.delete(key)
             except redis.RedisError:
                 pass
+
+    def _ahead_failed(self, namespace: str, hashes: list[str], why: str) -> None:
+        if not hashes:
+            return
+        log.warning(
+            "embed ahead of %s: %d events not embedded (%s); left to the flush, not tried ahead again",
+            namespace,
+            len(hashes),
+            why,
+        )
+        try:
+            key = constants.embed_ahead_failed_key(namespace)
+            self.redis.sadd(key, *hashes)
+            self.redis.expire(key, 3600)
+        except redis.RedisError:
+            pass
 
     # -- synchronous write (no queue) ------------------------------------------------------
     def write_now(self, raw: Any) -> dict[str, Any]:
