@@ -253,8 +253,7 @@ def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
     shared = np.zeros(0)
     if len(a.words) and len(b.words):
         sims = a.vectors @ b.vectors.T
-        ka, kb = a.keys, b.keys
-        same = (ka[:, None] == kb[None, :]) & (ka != "")[:, None]
+        same = _same_keys(a.keys, b.keys)
         rows = ia[same[ia].any(axis=1)]
         if len(rows):
             shared = np.where(same[rows], sims[rows], -np.inf).max(axis=1).astype(np.float64)
@@ -270,6 +269,15 @@ def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
         np.asarray(b_best, dtype=np.float64),
         shared,
     )
+
+
+def _same_keys(ka: np.ndarray, kb: np.ndarray) -> np.ndarray:
+    """same[i, j]: word i of `a` and word j of `b` share a non-empty key (compared as one
+    small integer per distinct key of the pair, not as Python strings cell by cell)."""
+    codes: dict[str, int] = {"": -1}
+    ca = np.fromiter((codes.setdefault(k, len(codes)) for k in ka), dtype=np.int64, count=len(ka))
+    cb = np.fromiter((codes.get(k, -2) if k else -2 for k in kb), dtype=np.int64, count=len(kb))
+    return ca[:, None] == cb[None, :]
 
 
 @lru_cache(maxsize=65536)

@@ -186,11 +186,16 @@ def pair_features(
     """Features of (candidate text `a`, incoming text `b`)."""
     hard, soft = split_vetoes(vetoes, text_a, text_b)
     ab, bb = alignment.a_best, alignment.b_best
-    both = np.concatenate([ab, bb]) if len(ab) + len(bb) else np.ones(1)
-    min_a = float(ab.min()) if len(ab) else 1.0
-    min_b = float(bb.min()) if len(bb) else 1.0
-    unaligned = [float((ab < t).sum() + (bb < t).sum()) for t in UNALIGNED]
-    unaligned_both = [float(min((ab < t).sum(), (bb < t).sum())) for t in UNALIGNED]
+    # Counts and minima over a few words each: in Python (exact), not as numpy reductions
+    # whose per-call cost dwarfs the work; the means stay numpy's (its summation order).
+    la, lb = ab.tolist(), bb.tolist()
+    both = np.concatenate([ab, bb]) if la or lb else np.ones(1)
+    min_a = min(la) if la else 1.0
+    min_b = min(lb) if lb else 1.0
+    below_a = [sum(x < t for x in la) for t in UNALIGNED]
+    below_b = [sum(x < t for x in lb) for t in UNALIGNED]
+    unaligned = [float(x + y) for x, y in zip(below_a, below_b, strict=True)]
+    unaligned_both = [float(min(x, y)) for x, y in zip(below_a, below_b, strict=True)]
     an_a, an_b = gtext.analyse(text_a), gtext.analyse(text_b)
     wa = set(an_a.content_words)
     wb = set(an_b.content_words)
@@ -201,8 +206,9 @@ def pair_features(
     upd_b, corr_b, rev_b, chg_b = markers(text_b)
     marker = float(upd_b and not upd_a)
     ctx = alignment.shared_context
+    lctx = ctx.tolist()
     mid = UNALIGNED[1]
-    ua, ub = float((ab < mid).sum()), float((bb < mid).sum())
+    ua, ub = float(below_a[1]), float(below_b[1])
     hard_names = {v.guard for v in hard}
     content_keys = frozenset(word_key(w) for w in an_a.content_words + an_b.content_words)
     subs = judge_shapes.substitutions(an_a.words, an_b.words, content_keys)
@@ -219,15 +225,15 @@ def pair_features(
         [
             1.0,
             distance,
-            float(both.min()),
+            min(la + lb) if la or lb else 1.0,
             float(both.mean()),
             min_a,
             min_b,
             *unaligned,
             *unaligned_both,
-            float(ctx.min()) if len(ctx) else 1.0,
-            float(ctx.mean()) if len(ctx) else 1.0,
-            float((ctx < 0.8).sum()),
+            min(lctx) if lctx else 1.0,
+            float(ctx.mean()) if lctx else 1.0,
+            float(sum(x < 0.8 for x in lctx)),
             max(ua / max(1, len(ab)), ub / max(1, len(bb))),
             min(ua / max(1, len(ab)), ub / max(1, len(bb))),
             max(ua, ub),
@@ -261,13 +267,13 @@ def pair_features(
         ],
         dtype=np.float64,
     )
-    unaligned_a = tuple(w for w, s in zip(alignment.a_words, ab, strict=True) if s < mid)
+    unaligned_a = tuple(w for w, s in zip(alignment.a_words, la, strict=True) if s < mid)
     return PairFeatures(
         values,
         hard,
         soft,
         unaligned_a,
-        tuple(w for w, s in zip(alignment.b_words, bb, strict=True) if s < mid),
+        tuple(w for w, s in zip(alignment.b_words, lb, strict=True) if s < mid),
         len(ab),
         len(bb),
         code_name_replaced(text_a, text_b, an_a, an_b, {word_key(w) for w in unaligned_a}),
