@@ -21,6 +21,24 @@ def delivered_on(request: Any) -> str | None:
     return key if isinstance(key, str) else None
 
 
+def again_lane(lane: Any) -> str:
+    """Where the rest of a flush woken from `lane` goes: a live flush's on the flush lane,
+    ahead of any backlog; a backfill's (or a sweep's) behind the backfill."""
+    return constants.QUEUE_FLUSH if lane == constants.QUEUE else constants.QUEUE_BACKFILL
+
+
+def wake_helper(pipe: Any, namespace: str, queue: str) -> None:
+    """More than a batch of `namespace` waits: queue a flush that another worker will find
+    busy, so it embeds ahead while this one drains (memsieve.flow.ahead). One wake-up per
+    namespace every few seconds; the helper's busy retries keep it helping after that."""
+    if not pipe.settings.embed_ahead:
+        return
+    if not pipe.redis.set(constants.embed_ahead_wake_key(namespace), "1", nx=True, ex=5):
+        return
+    if pipe.store.pending_at_least(namespace, pipe.settings.batch_size + 1):
+        flush_later(namespace, queue=queue)
+
+
 @app.task(
     name=constants.TASK_FLUSH,
     bind=True,
@@ -45,6 +63,7 @@ def flush(self: Any, namespace: Any, lane: Any = constants.QUEUE) -> dict[str, A
         # A flush delivered on a lower lane also stops after the batch in hand when work
         # waits on a higher one (a live capture, a live flush's re-check or leftovers).
         higher = runtime.higher_lanes(delivered_on(self.request))
+        wake_helper(pipe, namespace, again_lane(lane))
         result = pipe.flush(
             namespace,
             budget=pipe.settings.flush_slice_ms / 1000,
@@ -64,10 +83,15 @@ def flush(self: Any, namespace: Any, lane: Any = constants.QUEUE) -> dict[str, A
         )
         raise self.retry(exc=exc, countdown=runtime.backoff(self.request.retries)) from None
     if result.busy:
-        # Another worker is draining this namespace: embed its next batch meanwhile (both
-        # cores work when one namespace dominates), unless live work waits for this process.
-        if pipe.settings.embed_ahead and not (higher and runtime.work_waiting(higher)):
-            pipe.embed_ahead(namespace)
+        # Another worker is draining this namespace: embed its next batches meanwhile (both
+        # cores work when one namespace dominates), for at most two slices, and only while
+        # no work waits for this process on its own lane or a higher one.
+        served = (*higher, lane_in) if (lane_in := delivered_on(self.request)) else ()
+        waiting = (lambda: runtime.work_waiting(served)) if served else None
+        if pipe.settings.embed_ahead and not (waiting is not None and waiting()):
+            pipe.embed_ahead(
+                namespace, budget=2 * pipe.settings.flush_slice_ms / 1000, stop=waiting
+            )
         # One short retry per namespace at a time covers the lost wake-up; the holder also
         # re-checks after releasing.
         if pipe.redis.set(constants.flush_retry_key(namespace), "1", nx=True, ex=2):
@@ -81,7 +105,7 @@ def flush(self: Any, namespace: Any, lane: Any = constants.QUEUE) -> dict[str, A
         )
     # Leftovers of a live flush go ahead of any backlog; those of a backfill's flush (or a
     # sweep) go behind it, where the backfill's other flushes wait too.
-    again = constants.QUEUE_FLUSH if lane == constants.QUEUE else constants.QUEUE_BACKFILL
+    again = again_lane(lane)
     if result.more:
         # The slice ran out with events still pending: the rest, after live work.
         flush_later(namespace, queue=again)

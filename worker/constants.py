@@ -29,6 +29,11 @@ def embed_ahead_key(namespace: str) -> str:
     return f"{KEY_PREFIX}:embed-ahead:ns:{namespace}"
 
 
+def embed_ahead_wake_key(namespace: str) -> str:
+    """Set for a few seconds when a flush has asked another worker to embed ahead of it."""
+    return f"{KEY_PREFIX}:embed-ahead-wake:ns:{namespace}"
+
+
 def embed_ahead_failed_key(namespace: str) -> str:
     """Content hashes a worker failed to embed ahead: never tried ahead again, so a poison
     input costs its namespace at most one extra attempt beyond the flush's own."""

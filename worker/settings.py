@@ -186,8 +186,9 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     ),
     "MEMSIEVE_EMBED_AHEAD": (
         "true",
-        "a worker that finds a namespace busy embeds its next batch into the cache meanwhile "
-        "(false: it only retries later)",
+        "a flush with more than a batch pending wakes another worker, which embeds the "
+        "namespace's next events into the cache while the first gates (false: it only "
+        "retries later)",
     ),
     "MEMSIEVE_BACKFILL_FLUSH_EVERY_MS": (
         "10000",

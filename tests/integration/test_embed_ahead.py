@@ -107,3 +107,69 @@ def test_a_text_that_fails_ahead_is_never_tried_ahead_again(
     finally:
         helper.redis.close()
         holder.redis.close()
+
+
+def test_ahead_goes_on_while_the_namespace_is_locked_up_to_two_batches(
+    settings: Settings, store: Store
+) -> None:
+    ns = "ahead-loop"
+    evs = events(60, namespace=ns)
+    emb = Counting(settings.hashing_dims)
+    helper = Pipeline(replace(settings, batch_size=10), store=store, embedder=emb)
+    try:
+        for e in evs:
+            helper.accept([e])
+        store.set_claimed(ns, [e["event_id"] for e in evs[:10]], True)
+        # Not locked (the holder is done): one chunk, then this worker may flush it itself.
+        assert helper.embed_ahead(ns, budget=30.0) == 10
+        assert sorted(emb.texts) == sorted(texts(evs[10:20]))
+        # Asked to stop (work waits for this process): one chunk.
+        helper.redis.set(constants.lock_key(ns), "holder")
+        assert helper.embed_ahead(ns, budget=30.0, stop=lambda: True) == 10
+        assert sorted(emb.texts) == sorted(texts(evs[10:30]))
+        # Locked, nothing waiting: on until two batches past the holder's claim are cached.
+        store.set_claimed(ns, [e["event_id"] for e in evs[10:20]], True)
+        assert helper.embed_ahead(ns, budget=30.0) == 10
+        assert sorted(emb.texts) == sorted(texts(evs[10:40]))
+        # The holder claims the next batch: ahead moves on, the cached texts never again.
+        store.set_claimed(ns, [e["event_id"] for e in evs[20:30]], True)
+        assert helper.embed_ahead(ns, budget=30.0) == 10
+        assert sorted(emb.texts) == sorted(texts(evs[10:50]))
+        assert len(emb.texts) == len(set(emb.texts)) == 40
+    finally:
+        helper.redis.delete(constants.lock_key(ns))
+        helper.redis.close()
+
+
+def test_a_flush_with_more_than_a_batch_waiting_wakes_one_helper(
+    settings: Settings, store: Store, monkeypatch: Any
+) -> None:
+    from memsieve.tasks import flush as flush_task
+
+    ns = "ahead-wake"
+    woken: list[tuple[str, str]] = []
+    monkeypatch.setattr(flush_task, "flush_later", lambda n, queue: woken.append((n, queue)))
+    pipe = Pipeline(
+        replace(settings, batch_size=10), store=store, embedder=Counting(settings.hashing_dims)
+    )
+    off = Pipeline(replace(settings, batch_size=10, embed_ahead=False), store=store)
+    try:
+        pipe.redis.delete(constants.embed_ahead_wake_key(ns))
+        evs = events(11, namespace=ns)
+        pipe.accept(evs[:10])
+        # One batch or less waiting: the flush drains it alone.
+        flush_task.wake_helper(pipe, ns, constants.QUEUE_FLUSH)
+        assert woken == []
+        pipe.redis.delete(constants.embed_ahead_wake_key(ns))
+        pipe.accept(evs[10:])
+        flush_task.wake_helper(off, ns, constants.QUEUE_FLUSH)  # embedding ahead off
+        assert woken == []
+        flush_task.wake_helper(pipe, ns, constants.QUEUE_BACKFILL)
+        assert woken == [(ns, constants.QUEUE_BACKFILL)]
+        # One wake-up per namespace every few seconds.
+        flush_task.wake_helper(pipe, ns, constants.QUEUE_FLUSH)
+        assert woken == [(ns, constants.QUEUE_BACKFILL)]
+        assert 0 < pipe.redis.ttl(constants.embed_ahead_wake_key(ns)) <= 5
+    finally:
+        pipe.redis.close()
+        off.redis.close()

@@ -117,7 +117,10 @@ def test_a_flush_stops_after_its_slice_and_requeues_the_rest(
 
     from memsieve.tasks import flush as flush_task
 
-    pipeline.settings = replace(pipeline.settings, batch_size=2, flush_slice_ms=1)
+    # No helper woken to embed ahead (tests/integration/test_embed_ahead.py): only the rest.
+    pipeline.settings = replace(
+        pipeline.settings, batch_size=2, flush_slice_ms=1, embed_ahead=False
+    )
     pipeline.accept(
         [
             {

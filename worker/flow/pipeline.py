@@ -14,9 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
-from memsieve import constants, embedders, errors, metrics
+from memsieve import embedders, errors, metrics
 from memsieve.capture import policy
-from memsieve.flow import embed
 from memsieve.flow.accept import Accepted, CaptureStage, Key, key_of
 from memsieve.flow.locks import NamespaceLock
 from memsieve.flow.write import FlushResult, WriteStage
@@ -196,64 +195,14 @@ class Pipeline(CaptureStage, WriteStage):
                     "could not clear the claim on %d events: %s", len(ids), type(exc).__name__
                 )
 
-    def embed_ahead(self, namespace: str) -> int:
-        """While another worker drains `namespace`: embed the events its next batch will
-        claim (pending, unclaimed, oldest first; one batch) into the embedding cache, and
-        share their token vectors with the judge (memsieve.embedders.token_share), so that
-        the holder's gate runs while this process's model works, not after it. Returns how
-        many of them are ready (0 when another worker is embedding ahead already).
+    def embed_ahead(
+        self, namespace: str, budget: float = 0.0, stop: Callable[[], bool] | None = None
+    ) -> int:
+        """While another worker drains `namespace`: embed what its next batches will claim
+        into the embedding cache (memsieve.flow.ahead). Returns how many texts are ready."""
+        from memsieve.flow import ahead
 
-        Best effort and harmless: the cache is keyed by content hash and model, so what the
-        holder finds there is what it would have computed; any failure leaves the work to
-        the holder."""
-        key = constants.embed_ahead_key(namespace)
-        try:
-            if not self.redis.set(key, "1", nx=True, ex=60):
-                return 0
-        except redis.RedisError:
-            return 0
-        failed_key = constants.embed_ahead_failed_key(namespace)
-        items: list[tuple[str, str]] = []
-        try:
-            items = self.store.pending_ahead(namespace, self.settings.batch_size)
-            if items:
-                seen = self.redis.smismember(failed_key, [h for h, _ in items])
-                items = [item for item, was in zip(items, seen, strict=True) if not was]
-            if not items:
-                return 0
-            self.ensure_bound()
-            out = embed.embed_items(self.embedder, self.store, items)
-            if self.token_encoder is not None:
-                self.token_encoder.absorb()
-            failed = [
-                h for (h, _), v in zip(items, out, strict=True) if isinstance(v, embed.EmbedFailure)
-            ]
-            self._ahead_failed(namespace, failed, "failed")
-            return len(items) - len(failed)
-        except (errors.MemsieveError, redis.RedisError) as exc:
-            self._ahead_failed(namespace, [h for h, _ in items], type(exc).__name__)
-            return 0
-        finally:
-            try:
-                self.redis.delete(key)
-            except redis.RedisError:
-                pass
-
-    def _ahead_failed(self, namespace: str, hashes: list[str], why: str) -> None:
-        if not hashes:
-            return
-        log.warning(
-            "embed ahead of %s: %d events not embedded (%s); left to the flush, not tried ahead again",
-            namespace,
-            len(hashes),
-            why,
-        )
-        try:
-            key = constants.embed_ahead_failed_key(namespace)
-            self.redis.sadd(key, *hashes)
-            self.redis.expire(key, 3600)
-        except redis.RedisError:
-            pass
+        return ahead.embed_ahead(self, namespace, budget, stop)
 
     # -- synchronous write (no queue) ------------------------------------------------------
     def write_now(self, raw: Any) -> dict[str, Any]:

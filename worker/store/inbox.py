@@ -134,6 +134,12 @@ class Inbox(Connected):
         with self.connection() as conn, conn.cursor() as cur:
             return queries.one(cur, "has_pending", (namespace,)) is not None
 
+    def pending_at_least(self, namespace: str, n: int) -> bool:
+        """Whether `namespace` has `n` pending events or more (counting stops at `n`)."""
+        with self.connection() as conn, conn.cursor() as cur:
+            row = queries.one(cur, "pending_at_least", (namespace, n))
+        return row is not None and row[0] >= n
+
     def fail_attempt(
         self, namespace: str, event_ids: Sequence[str], reason: str, max_attempts: int
     ) -> list[str]:

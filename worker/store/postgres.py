@@ -106,6 +106,14 @@ class Store(Inbox, Reads):
         # pgvector >= 0.4 loads `vector` as pgvector.Vector (no .tolist()); older, ndarray.
         return {h: _as_list(v) for h, v in rows}
 
+    def cache_has(self, model: str, hashes: Iterable[str]) -> set[str]:
+        """Which of `hashes` the embedding cache holds for `model` (no vectors read)."""
+        keys = list(set(hashes))
+        if not keys:
+            return set()
+        with self.connection() as conn, conn.cursor() as cur:
+            return {r[0] for r in queries.all(cur, "cache_has", (model, keys))}
+
     def cache_put_many(self, model: str, items: dict[str, list[float]]) -> None:
         if not items:
             return

@@ -118,6 +118,9 @@ SELECT DISTINCT namespace FROM events
 -- name: has_pending
 SELECT 1 FROM events WHERE namespace = %s AND status = 'pending' LIMIT 1;
 
+-- name: pending_at_least
+SELECT count(*) FROM (SELECT 1 FROM events WHERE namespace = %s AND status = 'pending' LIMIT %s) p;
+
 -- name: fail_attempt
 -- Events that used up their attempts go dead.
 UPDATE events SET attempts = attempts + 1, updated_at = clock_timestamp(), detail = %(detail)s,
@@ -152,6 +155,9 @@ SELECT start::text, id::text FROM chain WHERE NOT dead;
 -- name: cache_get
 SELECT content_hash, embedding FROM embedding_cache
  WHERE model = %s AND content_hash = ANY(%s);
+
+-- name: cache_has
+SELECT content_hash FROM embedding_cache WHERE model = %s AND content_hash = ANY(%s);
 
 -- name: cache_put
 -- Binary vectors (%b): the text form formats 1,536 floats per row in Python.
