@@ -7,10 +7,9 @@ keeps the token vectors of the pass that gave its sentence vector. Two texts sta
 when every content word on each side aligns with some word on the other side: a synonym or a
 rewording aligns (its contextual vector is close), a renamed entity, an antonym or an added
 fact does not. `alignment(a, b)` returns the per-word best similarities; the pair classifier
-(`memsieve.gate.judge_classifier`) turns them into features.
-
-The word vectors are cached per text (a live memory is judged against many incoming ones),
-and a batch of texts is encoded in one forward pass.
+(`memsieve.gate.judge_classifier`) turns them into features. The word vectors are cached
+per text (a live memory is judged against many incoming ones), and a batch of texts is
+encoded in one forward pass.
 """
 
 from __future__ import annotations
@@ -64,6 +63,7 @@ class TokenEncoder(Protocol):
     def encode(self, texts: Sequence[str]) -> list[WordVectors]: ...
 
 
+@lru_cache(maxsize=65536)
 def is_content(word: str) -> bool:
     """A word that carries meaning: not punctuation, not a symbol (an emoji, an arrow, a
     check mark: decoration, no fact), not a stopword."""
@@ -185,8 +185,10 @@ def _half(tv: TokenVectors) -> TokenVectors:
 def word_vectors(tv: TokenVectors) -> WordVectors:
     """Group word pieces into words (mean vector, then unit length), by the tokenizer's
     word ids; a word's text is the span from its first piece's start to its last's end."""
-    # A word's pieces are consecutive tokens: one run per word, summed in one call.
-    pooled = tv.vectors.astype(np.float32).mean(axis=0)
+    # A word's pieces are consecutive tokens: one run per word, summed in one call, in float32
+    # (shared vectors wait in float16, whose sums numpy runs slowly, rounding at each step).
+    vecs = tv.vectors.astype(np.float32, copy=False)
+    pooled = vecs.mean(axis=0)
     sentence = pooled / max(float(np.linalg.norm(pooled)), 1e-9)
     positions = [i for i, wid in enumerate(tv.word_ids) if wid is not None]
     if not positions:
@@ -199,7 +201,7 @@ def word_vectors(tv: TokenVectors) -> WordVectors:
         for a, b in zip(starts, ends, strict=True)
     )
     # Unit length after the mean: the piece count divides out.
-    mat = np.add.reduceat(tv.vectors[positions], starts, axis=0)
+    mat = np.add.reduceat(vecs[positions], starts, axis=0)
     norms = np.linalg.norm(mat, axis=1, keepdims=True)
     mat = (mat / np.maximum(norms, 1e-9)).astype(np.float32, copy=False)
     return WordVectors(found, tuple(is_content(w) for w in found), mat, sentence=sentence)
@@ -243,10 +245,8 @@ class Alignment:
 
 
 def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
-    """Align the content words of `a` and `b` (each against every word of the other).
-
-    An identical word (after folding) always aligns fully, whatever its context.
-    """
+    """Align the content words of `a` and `b`, each against every word of the other; an
+    identical word (after folding) always aligns fully, whatever its context."""
     if lexical or a.lexical or b.lexical or a.vectors.shape[1] != b.vectors.shape[1]:
         return _align_lexical(a, b)
     ia, ib = a.content_at, b.content_at
