@@ -35,14 +35,29 @@ def decision(decision: str, event_id: str, namespace: str | None, **fields: obje
     )
 
 
+# Short texts found clean (nothing redacted, nothing escaped): a decision line's message and
+# a logger's name are a handful of fixed strings, scanned once each, not twice a line. A text
+# with anything to redact is never kept; the map is emptied when full.
+_CLEAN: dict[str, None] = {}
+_CLEAN_MAX, _CLEAN_LEN = 4096, 200
+
+
 def redact(text: str) -> str:
     """The text with URL passwords, API keys and anything the capture scanner calls a
     secret redacted, and control characters escaped."""
+    if text in _CLEAN:
+        return text
     from memsieve import termsafe
     from memsieve.capture import secrets
 
-    text = _API_KEY.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", text))
-    return termsafe.escape(secrets.redact(text))
+    out = termsafe.escape(
+        secrets.redact(_API_KEY.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", text)))
+    )
+    if out == text and len(text) <= _CLEAN_LEN:
+        if len(_CLEAN) >= _CLEAN_MAX:
+            _CLEAN.clear()
+        _CLEAN[text] = None
+    return out
 
 
 class RedactingFilter(logging.Filter):
@@ -81,7 +96,20 @@ class TextFormatter(logging.Formatter):
         super().__init__("%(asctime)s %(levelname)s %(name)s %(message)s")
 
     def format(self, record: logging.LogRecord) -> str:
-        base = redact(super().format(record))
+        # What super().format would write, each part redacted on its own: the time and level
+        # are ours, the message and logger name repeat (redact keeps the clean ones), and a
+        # traceback or stack is scanned whole.
+        parts = [
+            f"{self.formatTime(record)} {record.levelname} {redact(record.name)} "
+            + redact(record.getMessage())
+        ]
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            parts.append(redact(record.exc_text))
+        if record.stack_info:
+            parts.append(redact(self.formatStack(record.stack_info)))
+        base = "\n".join(parts)
         extras = " ".join(
             f"{n}={getattr(record, n)}" for n in FIELDS if getattr(record, n, None) is not None
         )

@@ -119,3 +119,23 @@ def test_exception_text_quoting_input_is_redacted(
     out = stream.getvalue()
     assert key not in out and "hunter3x" not in out and "\x1b" not in out
     assert "[REDACTED:github_token]" in out
+
+
+def test_a_clean_short_text_is_scanned_once_and_a_secret_is_never_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memsieve.capture import secrets
+
+    scans: list[str] = []
+    real = secrets.redact
+    monkeypatch.setattr(secrets, "redact", lambda t: scans.append(t) or real(t))
+    monkeypatch.setattr(logs, "_CLEAN", {})
+    assert logs.redact("inserted") == logs.redact("inserted") == "inserted"
+    assert scans == ["inserted"]
+    key = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa9"
+    for _ in range(2):
+        assert key not in logs.redact(f"token {key}")
+    assert scans.count(f"token {key}") == 2 and not any(key in t for t in logs._CLEAN)
+    long = "word " * 100  # past the length kept: scanned every time
+    logs.redact(long), logs.redact(long)
+    assert scans.count(long) == 2
