@@ -62,7 +62,8 @@ def flush(self: Any, namespace: Any, lane: Any = constants.QUEUE) -> dict[str, A
         # stays away from the live queue for more than about a slice.
         # A flush delivered on a lower lane also stops after the batch in hand when work
         # waits on a higher one (a live capture, a live flush's re-check or leftovers).
-        higher = runtime.higher_lanes(delivered_on(self.request))
+        queue_in = delivered_on(self.request)
+        higher = runtime.higher_lanes(queue_in)
         wake_helper(pipe, namespace, again_lane(lane))
         result = pipe.flush(
             namespace,
@@ -86,7 +87,7 @@ def flush(self: Any, namespace: Any, lane: Any = constants.QUEUE) -> dict[str, A
         # Another worker is draining this namespace: embed its next batches meanwhile (both
         # cores work when one namespace dominates), for at most two slices, and only while
         # no work waits for this process on its own lane or a higher one.
-        served = (*higher, lane_in) if (lane_in := delivered_on(self.request)) else ()
+        served = (*higher, queue_in) if queue_in else ()
         waiting = (lambda: runtime.work_waiting(served)) if served else None
         if pipe.settings.embed_ahead and not (waiting is not None and waiting()):
             pipe.embed_ahead(

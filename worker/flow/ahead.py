@@ -86,39 +86,38 @@ def embed_ahead(
 
 def _one_chunk(pipe: Pipeline, namespace: str) -> int:
     """Embed the next chunk the holder has not claimed and nobody has embedded; returns how
-    many of its texts are ready (0: nothing to do, or it failed)."""
+    many of its texts are ready (0: nothing to do, or it failed). Only a text the embedder
+    failed on is remembered as failed: a store or Redis error finding the chunk is not its."""
     size = pipe.settings.batch_size
-    items: list[tuple[str, str]] = []
+    failed_key = constants.embed_ahead_failed_key(namespace)
     try:
         items = pipe.store.pending_ahead(namespace, LOOKAHEAD_BATCHES * size)
         if items:
-            seen = pipe.redis.smismember(_failed_key(namespace), [h for h, _ in items])
+            seen = pipe.redis.smismember(failed_key, [h for h, _ in items])
             items = [item for item, was in zip(items, seen, strict=True) if not was]
         if items:
             pipe.ensure_bound()
             have = pipe.store.cache_has(cache_model(pipe.embedder), [h for h, _ in items])
             items = list(dict((h, t) for h, t in items if h not in have).items())
             items = items[: min(CHUNK, size)]
-        if not items:
-            return 0
-        out = embed.embed_items(pipe.embedder, pipe.store, items)
-        if pipe.token_encoder is not None:
-            pipe.token_encoder.absorb()
-        failed = [
-            h for (h, _), v in zip(items, out, strict=True) if isinstance(v, embed.EmbedFailure)
-        ]
-        _remember_failed(pipe, namespace, failed, "failed")
-        return len(items) - len(failed)
     except (errors.MemsieveError, redis.RedisError) as exc:
-        _remember_failed(pipe, namespace, [h for h, _ in items], type(exc).__name__)
+        log.info("embed ahead of %s: %s; left to the flush", namespace, type(exc).__name__)
         return 0
+    if not items:
+        return 0
+    try:
+        out = embed.embed_items(pipe.embedder, pipe.store, items)
+    except (errors.MemsieveError, redis.RedisError) as exc:
+        _remember_failed(pipe, failed_key, namespace, [h for h, _ in items], type(exc).__name__)
+        return 0
+    if pipe.token_encoder is not None:
+        pipe.token_encoder.absorb()  # never raises: an unshared text is encoded again later
+    failed = [h for (h, _), v in zip(items, out, strict=True) if isinstance(v, embed.EmbedFailure)]
+    _remember_failed(pipe, failed_key, namespace, failed, "failed")
+    return len(items) - len(failed)
 
 
-def _failed_key(namespace: str) -> str:
-    return constants.embed_ahead_failed_key(namespace)
-
-
-def _remember_failed(pipe: Pipeline, namespace: str, hashes: list[str], why: str) -> None:
+def _remember_failed(pipe: Pipeline, key: str, namespace: str, hashes: list[str], why: str) -> None:
     if not hashes:
         return
     log.warning(
@@ -128,7 +127,6 @@ def _remember_failed(pipe: Pipeline, namespace: str, hashes: list[str], why: str
         why,
     )
     try:
-        key = _failed_key(namespace)
         pipe.redis.sadd(key, *hashes)
         pipe.redis.expire(key, FAILED_TTL_S)
     except redis.RedisError:

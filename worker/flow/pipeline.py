@@ -16,6 +16,7 @@ from typing import Any
 import redis
 from memsieve import embedders, errors, metrics
 from memsieve.capture import policy
+from memsieve.flow import ahead
 from memsieve.flow.accept import Accepted, CaptureStage, Key, key_of
 from memsieve.flow.locks import NamespaceLock
 from memsieve.flow.write import FlushResult, WriteStage
@@ -200,8 +201,6 @@ class Pipeline(CaptureStage, WriteStage):
     ) -> int:
         """While another worker drains `namespace`: embed what its next batches will claim
         into the embedding cache (memsieve.flow.ahead). Returns how many texts are ready."""
-        from memsieve.flow import ahead
-
         return ahead.embed_ahead(self, namespace, budget, stop)
 
     # -- synchronous write (no queue) ------------------------------------------------------

@@ -131,8 +131,7 @@ class Inbox(Connected):
         return [r[0] for r in rows]
 
     def has_pending(self, namespace: str) -> bool:
-        with self.connection() as conn, conn.cursor() as cur:
-            return queries.one(cur, "has_pending", (namespace,)) is not None
+        return self.pending_at_least(namespace, 1)
 
     def pending_at_least(self, namespace: str, n: int) -> bool:
         """Whether `namespace` has `n` pending events or more (counting stops at `n`)."""

@@ -115,9 +115,6 @@ UPDATE events SET claims = CASE WHEN %s THEN claims + 1 ELSE 0 END
 SELECT DISTINCT namespace FROM events
  WHERE status = 'pending' AND received_at < clock_timestamp() - make_interval(secs => %s);
 
--- name: has_pending
-SELECT 1 FROM events WHERE namespace = %s AND status = 'pending' LIMIT 1;
-
 -- name: pending_at_least
 SELECT count(*) FROM (SELECT 1 FROM events WHERE namespace = %s AND status = 'pending' LIMIT %s) p;
 
