@@ -30,7 +30,7 @@ from typing import Any
 import psycopg
 from memsieve import constants
 from memsieve.app import configure
-from memsieve.settings import Settings
+from memsieve.settings import Settings, default_concurrency
 
 from bench import harness
 from bench.openai_path import FakeServer, enqueue_file, finish_enqueue, openai_env
@@ -134,7 +134,7 @@ def main() -> None:
     ap.add_argument("--namespaces", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--delay-ms", type=float, default=100.0)
-    ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--concurrency", type=int, default=default_concurrency("openai"))
     ap.add_argument("--probe-every", type=float, default=0.5)
     ap.add_argument(
         "--variant",

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import openai
 import psycopg
+from memsieve.settings import default_concurrency
 from pgvector.psycopg import register_vector
 
 from bench import harness
@@ -136,7 +137,12 @@ def main() -> None:
     ap.add_argument("--naive-events", type=int, default=300)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--delay-ms", type=float, default=100.0)
-    ap.add_argument("--concurrency", type=int, default=2, help="MEMSIEVE_CONCURRENCY's default")
+    ap.add_argument(
+        "--concurrency",
+        type=int,
+        default=default_concurrency("openai"),
+        help="MEMSIEVE_CONCURRENCY's default with the openai embedder",
+    )
     ap.add_argument("--formats", default="base64,float")
     ap.add_argument("--skip-naive", action="store_true")
     ap.add_argument(

@@ -194,6 +194,7 @@ def test_worker_scales_and_its_settings_validate(compose: dict[str, Any]) -> Non
     assert not unknown, f"compose sets variables the code does not read: {unknown}"
     settings = Settings.from_env(env)  # raises ConfigError on a bad value
     assert settings.embedder == "openai" and settings.log_format == "json"
+    assert settings.concurrency == 4  # a remote embedder's default (settings.default_concurrency)
     # Metrics: exposed on the port the worker serves, on all interfaces of the container.
     assert str(settings.metrics_port) in [str(p) for p in w["expose"]]
     assert settings.metrics_address == "0.0.0.0"

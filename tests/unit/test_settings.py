@@ -95,6 +95,22 @@ def test_bad_settings_fail_loudly(env: dict[str, str], message: str) -> None:
     assert str(exc.value) == message
 
 
+def test_concurrency_defaults_to_more_processes_for_a_remote_embedder() -> None:
+    # A local model computes in each process: one per core here. A remote embedder's
+    # processes mostly wait for its answers: twice as many (issue 16's headline).
+    assert Settings.from_env({}).concurrency == 2
+    assert Settings.from_env({"MEMSIEVE_EMBEDDER": "hashing"}).concurrency == 2
+    assert Settings.from_env({"OPENAI_API_KEY": "sk-x"}).concurrency == 4
+    assert (
+        Settings.from_env({"MEMSIEVE_EMBEDDER": "openai", "OPENAI_API_KEY": "k"}).concurrency == 4
+    )
+    told = {"OPENAI_API_KEY": "sk-x", "MEMSIEVE_CONCURRENCY": "3"}
+    assert Settings.from_env(told).concurrency == 3
+    assert (
+        Settings.from_env({"OPENAI_API_KEY": "sk-x", "MEMSIEVE_CONCURRENCY": ""}).concurrency == 4
+    )
+
+
 def test_passwords_never_appear_in_errors_or_repr() -> None:
     with pytest.raises(ConfigError) as exc:
         Settings.from_env({"MEMSIEVE_DATABASE_URL": "mysql://u:hunter2@h/db"})
