@@ -122,6 +122,47 @@ def test_hard_guard_veto_is_never_same_whatever_the_weights() -> None:
     assert j.detail.startswith("numbers: ")
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # values trade the things they belong to
+        (
+            "Staging runs 2 replicas of the API and production runs 6.",
+            "Staging runs 6 replicas of the API and production runs 2.",
+        ),
+        # every word twice: the word-order guard sees no word used once
+        (
+            "The web tier may call the API tier, but the API tier must not call the web tier.",
+            "The API tier may call the web tier, but the web tier must not call the API tier.",
+        ),
+        ("Copy the dump from staging to prod.", "Copy the dump from prod to staging."),
+    ],
+)
+def test_two_words_trading_places_is_never_the_same_fact(old: str, new: str) -> None:
+    from memsieve.gate import judge_shapes
+
+    assert judge_shapes.exchanged(old, new) is not None
+    (j,) = ClassifierJudge(LexicalTokenEncoder(), _weights(bias=50.0))([_pair(old, new)])
+    assert j.verdict is not Verdict.SAME
+    assert "change places" in j.detail
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Redis and Postgres run on the db host.", "Postgres and Redis run on the db host."),
+        ("Ship on Monday, Tuesday or Friday.", "Ship on Friday, Tuesday or Monday."),
+        ("Keep the 14th, 16th and 117th runs.", "Keep the 117th, 16th and 14th runs."),
+        ("Run the linter before the tests.", "Before the tests, run the linter."),
+        ("Run the linter before the tests.", "Run the linter before the tests."),
+    ],
+)
+def test_a_list_reordered_or_a_clause_moved_is_not_an_exchange(old: str, new: str) -> None:
+    from memsieve.gate import judge_shapes
+
+    assert judge_shapes.exchanged(old, new) is None
+
+
 def test_one_value_swapped_is_an_update_without_an_update_model() -> None:
     judge = ClassifierJudge(LexicalTokenEncoder(), ALIGNED)
     (j,) = judge([_pair("The data warehouse is Redshift.", "The data warehouse is Snowflake.")])

@@ -114,6 +114,12 @@ def split_vetoes(
         or (v.guard == "swapped_roles" and judge_shapes.values_swapped(v.detail))
     )
     soft = tuple(v for v in vetoes if v not in hard)
+    # Two words traded places and nothing else changed: which value belongs to which
+    # thing, or who does what to whom, was reversed (the word-order guard needs words used
+    # once; this sees "the web tier may call the API tier, not the API tier the web tier").
+    pair = judge_shapes.exchanged(text_a, text_b) if text_a and text_b else None
+    if pair is not None:
+        hard += (Veto("swapped_roles", f"'{pair[0]}' and '{pair[1]}' change places"),)
     return hard, soft
 
 
