@@ -263,6 +263,15 @@ def test_guards_are_fast_on_a_long_text() -> None:
         ("The auth service signs JWTs with RS256.", "JWTs from the auth service are RS256-signed."),
         # digits inside an identifier are no number of their own ("h264" holds no 64)
         ("Encode uploads as h264 at 64 kbps.", "Uploads are encoded as h264, 64 kbps."),
+        # stop 28: quarter hours, alternate weekdays, fractions in words
+        ("Support triages tickets at 9:30.", "At half past nine, support triages tickets."),
+        ("Standup starts at 9:45 every day.", "Standup starts at a quarter to ten every day."),
+        ("The train departs every second Tuesday.", "Every other Tuesday, the train leaves."),
+        ("Retros happen on alternate Fridays.", "Retros happen every other Friday."),
+        ("Planning is every other Monday.", "We do planning biweekly on Mondays."),
+        ("Planning is every other Monday.", "Planning is on Mondays, every two weeks."),
+        ("Error events are sampled at 25%.", "A quarter of the error events are sampled."),
+        ("Half the pods run in eu-west.", "50% of the pods run in eu-west."),
     ],
 )
 def test_rewording_class_is_not_vetoed_by_a_hard_guard(old: str, new: str) -> None:
@@ -276,6 +285,18 @@ def test_rewording_class_is_not_vetoed_by_a_hard_guard(old: str, new: str) -> No
     [
         ("Run the report at 5 pm.", "Run the report at 18:00.", "dates"),
         ("Backups run at midnight.", "Backups run at noon.", "dates"),
+        ("Standup is at 9:30.", "Standup is at a quarter past nine.", "dates"),
+        ("The train departs every other Tuesday.", "The train departs every Tuesday.", "dates"),
+        (
+            "The release ships every other Tuesday.",
+            "The release ships on the second Tuesday of the month.",
+            "dates",
+        ),
+        (
+            "Error events are sampled at 50%.",
+            "A quarter of the error events are sampled.",
+            "numbers",
+        ),
         ("Tokens expire after 30 minutes.", "Tokens expire after 30 seconds.", "numbers"),
         ("Tokens expire after 30 minutes.", "Tokens expire after an hour.", "numbers"),
         ("The timeout is 30s.", "The timeout is 40 seconds.", "numbers"),

@@ -141,6 +141,58 @@ _SCHEDULED = re.compile(
     re.IGNORECASE,
 )
 _LATE_IN_DAY = re.compile(r"\b(?:evenings?|afternoons?|tonight)\b", re.IGNORECASE)
+# An hour said by its quarters ("half past 9" == "9:30", "quarter to 10" == "9:45"), after
+# spell_out_numbers has made "nine" "9": rewritten as a clock time before `_TIME` reads it.
+_QUARTER_HOUR = re.compile(
+    r"\b(half|(?:a\s+)?quarter)\s+(past|after|to|before)\s+(\d{1,2})\b(?![:.]\d)", re.IGNORECASE
+)
+# Every second week on a weekday ("every other Tuesday" == "every second Tuesday" ==
+# "alternate Tuesdays"): not the month's second Tuesday, which `_NTH_WEEKDAY` reads.
+_DAY = "(" + "|".join(_WEEKDAYS) + ")s?"
+_EVERY_2_WEEKS = r"(?:bi-?weekly|fortnightly|every\s+2\s+weeks)"
+_TWO_WEEKS = re.compile(r"every\s+2\s+weeks", re.IGNORECASE)
+_ALT_WEEKDAY = re.compile(
+    r"\b(?:(?:(?:every|each)\s+(?:other|second|2|alternate)|(?:on\s+)?alternate)\s+"
+    + _DAY
+    + r"|"
+    + _EVERY_2_WEEKS
+    + r",?\s+(?:on\s+)?"
+    + _DAY
+    + r"|(?:on\s+)?"
+    + _DAY
+    + r",?\s+"
+    + _EVERY_2_WEEKS
+    + r")\b",
+    re.IGNORECASE,
+)
+# Fractions said in words: they match the other text's percentage or ratio ("sampled at
+# 25%" == "a quarter of the events") softly, never one the other must have.
+_FRACTIONS = (
+    (re.compile(r"\bthree[ -]quarters\b", re.I), ("75", "0.75")),
+    (re.compile(r"\b(?:a|one)[ -]quarter\b", re.I), ("25", "0.25")),
+    (re.compile(r"\b(?:a|one)[ -]third\b", re.I), ("33", "0.33", "33.3")),
+    (re.compile(r"\b(?:a|one)[ -]tenth\b", re.I), ("10", "0.1")),
+    (re.compile(r"\bhalf\b(?!\s+(?:past|after|to|before)\s+\d)", re.I), ("50", "0.5")),
+)
+
+
+def _fraction_readings(text: str) -> set[str]:
+    return {r for pattern, readings in _FRACTIONS if pattern.search(text) for r in readings}
+
+
+def _quarter_hours(text: str) -> str:
+    def repl(m: re.Match[str]) -> str:
+        part, direction, hour = m.group(1).lower(), m.group(2).lower(), int(m.group(3))
+        minutes = 30 if part == "half" else 15
+        if not 1 <= hour <= 24 or (part == "half" and direction in ("to", "before")):
+            return m.group(0)
+        if direction in ("to", "before"):
+            return f"{(hour - 1) % 24 or 12}:{60 - minutes:02d}"
+        return f"{hour}:{minutes:02d}"
+
+    return _QUARTER_HOUR.sub(repl, text)
+
+
 # A range of clock hours sharing one "am" / "pm" ("2-3 pm" == "14:00 to 15:00"): each end
 # is a time; the first takes the other half of the day when it is later ("11-1 pm").
 _TIME_RANGE = re.compile(
@@ -874,10 +926,16 @@ def analyse(text: str) -> Analysis:
     multiples = _MULTIPLE.findall(text)
     text = _PERCENTILE.sub(r"p\1", spell_out_numbers(text.translate(_DASHES)))
     ratios = _ratio_readings(multiples, text)
-    times, text = _times(_clock_words(text))
+    times, text = _times(_clock_words(_quarter_hours(text)))
     dates |= times
     vocab |= times
-    nth = {f"{_nth(o)}-{d.lower()}" for o, d in _NTH_WEEKDAY.findall(text)}
+    alternate = {f"alt-{''.join(d).lower()}" for d in _ALT_WEEKDAY.findall(text)}
+    # "on Mondays, every 2 weeks": the 2 is the schedule's, read with it, not a number.
+    text = _ALT_WEEKDAY.sub(lambda m: _TWO_WEEKS.sub("biweekly", m.group(0)), text)
+    dates |= alternate
+    vocab |= alternate
+    fractions = _fraction_readings(text)
+    nth = {f"{_nth(o)}-{d.lower()}" for o, d in _NTH_WEEKDAY.findall(_ALT_WEEKDAY.sub(" ", text))}
     dates |= nth
     vocab |= nth
     quantities, soft_quantities, consumed = _quantities(text)
@@ -940,7 +998,7 @@ def analyse(text: str) -> Analysis:
     numbers = (numbers - consumed) | quantities
     vocab |= numbers | soft_quantities
     soft_quantities |= {_SOFT_ORDINALS[w] for w in words if w in _SOFT_ORDINALS}
-    soft_quantities |= ratios
+    soft_quantities |= ratios | fractions
     return Analysis(
         numbers=frozenset(numbers),
         identifiers=frozenset(identifiers),
