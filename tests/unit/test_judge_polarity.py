@@ -34,3 +34,20 @@ def test_prohibitive_words() -> None:
     assert judge_markers.prohibits("Pushing to prod on Fridays is off-limits.")
     assert judge_markers.prohibits("Shell access is banned.")
     assert not judge_markers.prohibits("The bandwidth is limited.")
+
+
+@pytest.mark.parametrize(
+    ("text", "announced"),
+    [
+        ("Ahmed handed the quarterly security audit over to Grace.", True),
+        ("Ana passed the on-call pager over to Ben.", True),
+        ("The billing dashboards were reassigned to the data team.", True),
+        ("Ownership of the repo was transferred to platform.", True),
+        ("Ahmed runs the quarterly security audit.", False),
+        ("Pass the token to the client.", False),
+        ("Hand the flag to the job as an argument.", False),
+    ],
+)
+def test_a_handover_said_around_its_object_announces_a_change(text: str, announced: bool) -> None:
+    # (update, correction, reversal, change announced): an owner handed on is a new value
+    assert judge_markers.markers(text)[3] is announced

@@ -13,6 +13,7 @@ UPDATE_MARKERS = re.compile(
     r"migrated|replaced|raised|lowered|increased|decreased|reduced|bumped|no longer|"
     r"instead|anymore|any more|from now on|has become|became|is being replaced|"
     r"starting|from \w+ on|was|were|has been|have been|handed over|took over|takes over|"
+    r"handed|reassigned|transferred|"
     r"stopped|dropped|deprecated|retired|removed|sunset|as of|going forward|"
     r"used to|these days|nowadays)\b",
     re.IGNORECASE,
@@ -25,7 +26,8 @@ CHANGE_ANNOUNCED = re.compile(
     r"\b(?:has|have|had)\s+(?:passed|moved|switched|changed|migrated|been\s+(?:replaced|moved|"
     r"switched|turned\s+(?:on|off)|enabled|disabled|raised|lowered|increased|decreased|reduced|"
     r"changed|renamed|migrated|handed\s+over))\b|\b(?:took|taken|takes)\s+over\b|"
-    r"\bhanded\s+over\b|\bchanged\s+(?:their|its|his|her|our|my)\s+minds?\b|\bno\s+longer\b|"
+    r"\bhanded\s+over\b|\b(?:handed|passed)\s+(?:[\w'’-]+\s+){1,5}?over\s+to\b|"
+    r"\b(?:reassigned|transferred)\s+(?:[\w'’-]+\s+){0,5}?to\b|\bchanged\s+(?:their|its|his|her|our|my)\s+minds?\b|\bno\s+longer\b|"
     r"\bfrom\s+now\s+on\b|\bgoing\s+forward\b|\b(?:moved|switched|migrated)\s+(?:to|from|over)\b|"
     r"\b(?:is|are)\s+now\b|\bnow\s+(?:uses?|runs?|goes|go|lives?|belongs?|owns?|happens?)\b",
     re.IGNORECASE,
