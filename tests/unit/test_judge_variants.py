@@ -47,6 +47,9 @@ def _verdict(live: str, incoming: str) -> Verdict:
             "Clear the CDN cache after changing the favicon.",
         ),
         ("PagerDuty escalates after 15 minuets.", "Pagerduty escalates after 15 minutes."),
+        # a list item's number or bullet is its place in a list, not a value
+        ("Pin the base image by digest.", "1. Pin the base image by digest."),
+        ("3) Note: pin the base image by digest.", "* Pin the base image by digest."),
     ],
 )
 def test_exact_variants_are_the_same_fact(live: str, incoming: str) -> None:
@@ -67,6 +70,8 @@ def test_exact_variants_are_the_same_fact(live: str, incoming: str) -> None:
         ("Deprecated: run make lint before PRs.", "Run make lint before PRs."),
         ("Update: run make lint before PRs.", "Run make lint before PRs."),
         ("Tip: x runs first.", "Tips: x runs first."),
+        ("1.5 GB is the cap.", "GB is the cap."),
+        ("3 retries are allowed.", "Retries are allowed."),
         # two words, not a misspelling; a replaced letter is never a typo
         ("Log the trial run.", "Log the trail run."),
         ("A casual link.", "A causal link."),

@@ -58,10 +58,15 @@ _LABEL = re.compile(
 )
 
 
+# A list item's marker in front: a bullet or an item number ("1. X", "2) X", "- X"); the
+# number is the item's place in a list, not a value ("1.5 GB", "3 retries" have none).
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\(?\d{1,3}[.)])\s+")
+
+
 @lru_cache(maxsize=4096)
 def unlabelled(text: str) -> str:
-    """The text without a neutral label in front ("Note: X" -> "X")."""
-    return _LABEL.sub("", text, count=1)
+    """The text without a list marker or a neutral label in front ("Note: X", "1. X" -> "X")."""
+    return _LABEL.sub("", _LIST_MARKER.sub("", text, count=1), count=1)
 
 
 def surface_same(live: str, incoming: str) -> bool:
