@@ -65,3 +65,27 @@ def test_symbols_are_no_content_words() -> None:
     assert [is_content(w) for w in ("🚀", "⚠", "→", "✓", "…", "deploy", "k8s", "2")] == [
         False, False, False, False, False, True, True, True,
     ]  # fmt: skip
+
+
+def test_an_initialism_aligns_with_the_words_it_stands_for() -> None:
+    from memsieve.gate import judge_initials
+
+    def words(*ws: str) -> WordVectors:
+        # every word its own direction: only identical keys (and initialisms) align
+        vecs = np.zeros((len(ws), 64), dtype=np.float32)
+        for i, w in enumerate(ws):
+            vecs[i, hash(w) % 64] = 1.0
+        return WordVectors(ws, tuple(w not in ("every", "the") for w in ws), vecs)
+
+    short = ("every", "prs", "need", "approvals")
+    long = ("every", "pull", "requests", "need", "approvals")
+    assert list(judge_initials.spelled_out(short, long)) == [(1, range(1, 3))]
+    al = align(words(*short), words(*long))
+    assert dict(zip(al.a_words, al.a_best.tolist(), strict=True))["prs"] == 1.0
+    got = dict(zip(al.b_words, al.b_best.tolist(), strict=True))
+    assert got["pull"] == got["requests"] == 1.0
+    # not an initialism: too long, digits, a word the other side has, one-letter words
+    assert not list(judge_initials.spelled_out(("deploy",), ("do", "everything")))
+    assert not list(judge_initials.spelled_out(("k8s",), ("kubernetes", "eight", "s")))
+    assert not list(judge_initials.spelled_out(("pr",), ("pr", "pull", "request")))
+    assert not list(judge_initials.spelled_out(("ab",), ("a", "b")))

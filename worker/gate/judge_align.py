@@ -6,10 +6,9 @@ from the last layer. A text the flush has just embedded is not run again: the lo
 keeps the token vectors of the pass that gave its sentence vector. Two texts state the same fact
 when every content word on each side aligns with some word on the other side: a synonym or a
 rewording aligns (its contextual vector is close), a renamed entity, an antonym or an added
-fact does not. `alignment(a, b)` returns the per-word best similarities; the pair classifier
-(`memsieve.gate.judge_classifier`) turns them into features. The word vectors are cached
-per text (a live memory is judged against many incoming ones), and a batch of texts is
-encoded in one forward pass.
+fact does not; an initialism aligns with its words (`memsieve.gate.judge_initials`). The
+pair classifier turns the per-word best similarities into features. Word vectors are cached
+per text, and a batch of texts is encoded in one forward pass.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+from memsieve.gate import judge_initials
 from memsieve.gate import text as gtext
 
 if TYPE_CHECKING:
@@ -31,8 +31,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class WordVectors:
-    """The words of one text (lower case, in order), whether each is a content word, and one
-    unit vector per word (rows of `vectors`)."""
+    """The words of one text (lower case, in order), which are content words, a unit vector each."""
 
     words: tuple[str, ...]
     content: tuple[bool, ...]
@@ -85,15 +84,12 @@ class MiniLMTokenEncoder:
 
     name = "all-MiniLM-L6-v2-tokens"
 
-    def __init__(
-        self, cache_size: int = 4096, threads: int = 0, model_cache: Path | None = None
-    ) -> None:
+    def __init__(self, cache_size: int = 4096, threads: int = 0, model_cache: Path | None = None):
         """`threads`, `model_cache`: as for the local embedder, used if this encoder is the
         first in the process to load the model."""
         self.threads = threads
         self.model_cache = model_cache
-        # By stripped text (as the embedder tokenizes it): a text's words, or the raw token
-        # vectors the flush kept for it, grouped into words on first use.
+        # By stripped text: a text's words, or the flush's token vectors (grouped on use).
         self._cache: OrderedDict[str, WordVectors | TokenVectors] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
@@ -254,6 +250,10 @@ def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
     if len(a.words) and len(b.words):
         sims = a.vectors @ b.vectors.T
         same = _same_keys(a.keys, b.keys)
+        for i, span in judge_initials.spelled_out(a.words, b.words):
+            same[i, span] = True  # "PR" / "pull request": one word
+        for j, span in judge_initials.spelled_out(b.words, a.words):
+            same[span, j] = True
         rows = ia[same[ia].any(axis=1)]
         if len(rows):
             shared = np.where(same[rows], sims[rows], -np.inf).max(axis=1).astype(np.float64)
