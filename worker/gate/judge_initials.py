@@ -7,7 +7,8 @@ rewording that spells an initialism out reads as two unaligned words.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from functools import lru_cache
 
 # Letters of an initialism: "PR" to "SLO", "MTTR"; longer ones are words more often.
 MIN_LETTERS, MAX_LETTERS = 2, 4
@@ -20,16 +21,25 @@ def _letters(word: str) -> str:
     return w if MIN_LETTERS <= len(w) <= MAX_LETTERS and w.isalpha() else ""
 
 
-def spelled_out(short: Sequence[str], long: Sequence[str]) -> Iterator[tuple[int, range]]:
+@lru_cache(maxsize=8192)
+def _shape(words: tuple[str, ...]) -> tuple[frozenset[str], str, tuple[tuple[int, str], ...]]:
+    """Per text, once (a text meets several candidates): its words in lower case, the first
+    letter of each word of two letters or more ("\\0" for the others), and its possible
+    initialisms with their positions."""
+    lower = frozenset(w.lower() for w in words)
+    initials = "".join(w[0].lower() if len(w) > 1 and w.isalpha() else "\0" for w in words)
+    shorts = tuple((i, x) for i, w in enumerate(words) if (x := _letters(w)))
+    return lower, initials, shorts
+
+
+def spelled_out(short: tuple[str, ...], long: tuple[str, ...]) -> Iterator[tuple[int, range]]:
     """(i, span): word i of `short` is an initialism of the words `long[span]` (each a word
-    of two letters at least, all of letters)."""
-    for i, word in enumerate(short):
-        letters = _letters(word)
-        if not letters or word.lower() in (w.lower() for w in long):
-            continue
-        n = len(letters)
-        for j in range(len(long) - n + 1):
-            run = zip(long[j : j + n], letters, strict=True)
-            if all(len(w) > 1 and w.isalpha() and w[0].lower() == c for w, c in run):
-                yield i, range(j, j + n)
-                break
+    of two letters at least, all of letters), and `long` does not have the word itself."""
+    shorts = _shape(short)[2]
+    if not shorts:
+        return
+    lower, initials, _ = _shape(long)
+    for i, letters in shorts:
+        j = initials.find(letters)
+        if j >= 0 and short[i].lower() not in lower:
+            yield i, range(j, j + len(letters))

@@ -261,14 +261,10 @@ _ARTICLES = frozenset({"the", "a", "an"})
 
 
 def exchanged(text_a: str, text_b: str) -> tuple[str, str] | None:
-    """Two words (values, names, verbs) that trade places and nothing else changes: "staging
-    runs 2 replicas and production 6" / "... 6 ... 2", "the web tier may call the API tier,
-    not the API tier the web tier" / the mirror. The same words, each as often, in the
-    same frame: who does what to whom, or which value belongs to which thing, was reversed.
-    A list reordered ("Redis and Postgres" / "Postgres and Redis") is not an exchange."""
-    ta, tb = _TOKEN.findall(text_a.lower()), _TOKEN.findall(text_b.lower())
-    ka = [word_key(t) if t.isalpha() else t for t in ta if t not in ",&/"]
-    kb = [word_key(t) if t.isalpha() else t for t in tb if t not in ",&/"]
+    """Two words that trade places, nothing else changed ("staging runs 2, prod 6" / "... 6
+    ... 2"): who does what to whom, or which value is whose, was reversed. Not a list
+    reordered ("Redis and Postgres" / "Postgres and Redis")."""
+    (ta, ka), (_, kb) = _exchange_keys(text_a), _exchange_keys(text_b)
     if len(ka) != len(kb) or ka == kb:
         return None
     diffs = {(x, y) for x, y in zip(ka, kb, strict=True) if x != y}
@@ -286,7 +282,14 @@ def exchanged(text_a: str, text_b: str) -> tuple[str, str] | None:
     return x, y
 
 
-def _listed(between: list[str], values: bool) -> bool:
+@lru_cache(maxsize=4096)
+def _exchange_keys(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A text's tokens, and their keys without the list marks (once per text)."""
+    tokens = tuple(_TOKEN.findall(text.lower()))
+    return tokens, tuple(word_key(t) if t.isalpha() else t for t in tokens if t not in ",&/")
+
+
+def _listed(between: tuple[str, ...], values: bool) -> bool:
     """Two words this far apart are items of one list: only joiners and articles between
     them ("NBA or the NCAA"; "from A to B" is not: a role word), or items of a longer list
     ("Italy, France, Germany and Canada"; of values, only values between them)."""
