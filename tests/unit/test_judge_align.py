@@ -89,3 +89,11 @@ def test_an_initialism_aligns_with_the_words_it_stands_for() -> None:
     assert not list(judge_initials.spelled_out(("k8s",), ("kubernetes", "eight", "s")))
     assert not list(judge_initials.spelled_out(("pr",), ("pr", "pull", "request")))
     assert not list(judge_initials.spelled_out(("ab",), ("a", "b")))
+    # words written together align with the two words: "200ms" / "200 ms"
+    one, two = ("budget", "200ms"), ("budget", "of", "200", "ms")
+    assert list(judge_initials.one_word(one, two)) == [(1, range(2, 4))]
+    al = align(words(*one), words(*two))
+    got = dict(zip(al.b_words, al.b_best.tolist(), strict=True))
+    assert got["200"] == got["ms"] == 1.0
+    assert not list(judge_initials.written_together(("ms",), ("200", "ms")))
+    assert not list(judge_initials.written_together(("200ms",), ("200ms", "200", "ms")))

@@ -1,8 +1,9 @@
-"""Initialisms and what they stand for ("PR" / "pull request", "SLA" / "service level
-agreement"): a word of one text whose letters are the initials of a run of words of the
-other. The judge's alignment counts them as one word (`memsieve.gate.judge_align.align`):
-the model's vectors of "pr" and of "pull request" are far apart, and without this a
-rewording that spells an initialism out reads as two unaligned words.
+"""Words of one text that stand for a run of the other's: initialisms ("PR" / "pull request",
+"SLA" / "service level agreement": its letters are the run's initials) and words written
+together ("200ms" / "200 ms", "nodemodules" / "node modules"). The judge's alignment counts
+them as one word (`memsieve.gate.judge_align.align`): the model's vectors of "pr" and of
+"pull request", or of "200ms" and of "ms", are far apart, and without this the rewording
+reads as unaligned words.
 """
 
 from __future__ import annotations
@@ -30,6 +31,36 @@ def _shape(words: tuple[str, ...]) -> tuple[frozenset[str], str, tuple[tuple[int
     initials = "".join(w[0].lower() if len(w) > 1 and w.isalpha() else "\0" for w in words)
     shorts = tuple((i, x) for i, w in enumerate(words) if (x := _letters(w)))
     return lower, initials, shorts
+
+
+@lru_cache(maxsize=8192)
+def _pairs(words: tuple[str, ...]) -> dict[str, int]:
+    """Each two neighbouring words of a text written together -> where the first is."""
+    out: dict[str, int] = {}
+    for j in range(len(words) - 1):
+        x, y = words[j].lower(), words[j + 1].lower()
+        if x.isalnum() and y.isalnum():
+            out.setdefault(x + y, j)
+    return out
+
+
+def written_together(one: tuple[str, ...], two: tuple[str, ...]) -> Iterator[tuple[int, range]]:
+    """(i, span): word i of `one` is the words `two[span]` written as one ("200ms" / "200 ms"),
+    and `two` does not have the word itself."""
+    pairs = _pairs(two)
+    if not pairs:
+        return
+    lower = _shape(two)[0]
+    for i, word in enumerate(one):
+        w = word.lower()
+        if len(w) >= 3 and (j := pairs.get(w)) is not None and w not in lower:
+            yield i, range(j, j + 2)
+
+
+def one_word(one: tuple[str, ...], two: tuple[str, ...]) -> Iterator[tuple[int, range]]:
+    """Both kinds: an initialism of `two`'s words, or `two`'s words written together."""
+    yield from spelled_out(one, two)
+    yield from written_together(one, two)
 
 
 def spelled_out(short: tuple[str, ...], long: tuple[str, ...]) -> Iterator[tuple[int, range]]:
