@@ -139,9 +139,9 @@ def test_hard_guard_veto_is_never_same_whatever_the_weights() -> None:
     ],
 )
 def test_two_words_trading_places_is_never_the_same_fact(old: str, new: str) -> None:
-    from memsieve.gate import judge_shapes
+    from memsieve.gate import judge_exchange
 
-    assert judge_shapes.exchanged(old, new) is not None
+    assert judge_exchange.exchanged(old, new) is not None
     (j,) = ClassifierJudge(LexicalTokenEncoder(), _weights(bias=50.0))([_pair(old, new)])
     assert j.verdict is not Verdict.SAME
     assert "change places" in j.detail
@@ -158,9 +158,9 @@ def test_two_words_trading_places_is_never_the_same_fact(old: str, new: str) -> 
     ],
 )
 def test_a_list_reordered_or_a_clause_moved_is_not_an_exchange(old: str, new: str) -> None:
-    from memsieve.gate import judge_shapes
+    from memsieve.gate import judge_exchange
 
-    assert judge_shapes.exchanged(old, new) is None
+    assert judge_exchange.exchanged(old, new) is None
 
 
 def test_one_value_swapped_is_an_update_without_an_update_model() -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from memsieve.gate import guards as gguards
-from memsieve.gate import judge_shapes
+from memsieve.gate import judge_exchange, judge_shapes
 from memsieve.gate import text as gtext
 from memsieve.gate.decide import Veto
 from memsieve.gate.judge_align import Alignment, word_key
@@ -117,7 +117,7 @@ def split_vetoes(
     # Two words traded places and nothing else changed: which value belongs to which
     # thing, or who does what to whom, was reversed (the word-order guard needs words used
     # once; this sees "the web tier may call the API tier, not the API tier the web tier").
-    pair = judge_shapes.exchanged(text_a, text_b) if text_a and text_b else None
+    pair = judge_exchange.exchanged(text_a, text_b) if text_a and text_b else None
     if pair is not None:
         hard += (Veto("swapped_roles", f"'{pair[0]}' and '{pair[1]}' change places"),)
     return hard, soft
