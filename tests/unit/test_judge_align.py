@@ -97,3 +97,15 @@ def test_an_initialism_aligns_with_the_words_it_stands_for() -> None:
     assert got["200"] == got["ms"] == 1.0
     assert not list(judge_initials.written_together(("ms",), ("200", "ms")))
     assert not list(judge_initials.written_together(("200ms",), ("200ms", "200", "ms")))
+
+
+def test_a_word_said_as_a_run_of_words_aligns_with_the_run() -> None:
+    from memsieve.gate import judge_initials
+
+    one, two = ("disable", "autoscaling"), ("autoscaling", "must", "be", "turned", "off")
+    assert list(judge_initials.one_word(one, two)) == [(0, range(3, 5))]
+    one, two = ("releases", "fortnightly"), ("releases", "every", "two", "weeks")
+    assert list(judge_initials.one_word(one, two)) == [(1, range(1, 4))]
+    # "turned on" is not "disable"; "every week" is not "fortnightly"
+    assert not list(judge_initials.said_as(("disable",), ("turned", "on")))
+    assert not list(judge_initials.said_as(("fortnightly",), ("every", "week")))

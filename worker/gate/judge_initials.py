@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache
 
+from memsieve.gate import text as gtext
+
 # Letters of an initialism: "PR" to "SLO", "MTTR"; longer ones are words more often.
 MIN_LETTERS, MAX_LETTERS = 2, 4
 
@@ -57,10 +59,45 @@ def written_together(one: tuple[str, ...], two: tuple[str, ...]) -> Iterator[tup
             yield i, range(j, j + 2)
 
 
+# One word and the run of words it is said as ("disable" / "turn off", "fortnightly" /
+# "every two weeks"): the word's key starts with one of the first, each word of the run has
+# one of the keys of its slot (word_key: "turned" -> "turn").
+SAID_AS: tuple[tuple[tuple[str, ...], tuple[frozenset[str], ...]], ...] = (
+    (("disabl",), (frozenset({"turn", "switch", "shut"}), frozenset({"off"}))),
+    (("enabl",), (frozenset({"turn", "switch"}), frozenset({"on"}))),
+    (
+        ("fortnight", "biweek"),
+        (frozenset({"every"}), frozenset({"two", "2", "other"}), frozenset({"week"})),
+    ),
+)
+
+
+@lru_cache(maxsize=8192)
+def _keys(words: tuple[str, ...]) -> tuple[str, ...]:
+    """judge_align.word_key of each word (that module imports this one), once per text."""
+    return tuple(gtext.stem(gtext.synonym_key(gtext.norm_word(w))) for w in words)
+
+
+def said_as(one: tuple[str, ...], two: tuple[str, ...]) -> Iterator[tuple[int, range]]:
+    """(i, span): word i of `one` is said as the run `two[span]` (`SAID_AS`)."""
+    keys = _keys(two)
+    for i, k in enumerate(_keys(one)):
+        for starts, run in SAID_AS:
+            if not k.startswith(starts):
+                continue
+            n = len(run)
+            for j in range(len(keys) - n + 1):
+                if all(keys[j + m] in slot for m, slot in enumerate(run)):
+                    yield i, range(j, j + n)
+                    break
+
+
 def one_word(one: tuple[str, ...], two: tuple[str, ...]) -> Iterator[tuple[int, range]]:
-    """Both kinds: an initialism of `two`'s words, or `two`'s words written together."""
+    """Every kind: an initialism of `two`'s words, `two`'s words written together, or a word
+    said as a run of them."""
     yield from spelled_out(one, two)
     yield from written_together(one, two)
+    yield from said_as(one, two)
 
 
 def spelled_out(short: tuple[str, ...], long: tuple[str, ...]) -> Iterator[tuple[int, range]]:
