@@ -91,7 +91,7 @@ def test_an_initialism_aligns_with_the_words_it_stands_for() -> None:
     assert not list(judge_initials.spelled_out(("ab",), ("a", "b")))
     # words written together align with the two words: "200ms" / "200 ms"
     one, two = ("budget", "200ms"), ("budget", "of", "200", "ms")
-    assert list(judge_initials.one_word(one, two)) == [(1, range(2, 4))]
+    assert list(judge_initials.one_word(one, _keys(one), two, _keys(two))) == [(1, range(2, 4))]
     al = align(words(*one), words(*two))
     got = dict(zip(al.b_words, al.b_best.tolist(), strict=True))
     assert got["200"] == got["ms"] == 1.0
@@ -103,9 +103,13 @@ def test_a_word_said_as_a_run_of_words_aligns_with_the_run() -> None:
     from memsieve.gate import judge_initials
 
     one, two = ("disable", "autoscaling"), ("autoscaling", "must", "be", "turned", "off")
-    assert list(judge_initials.one_word(one, two)) == [(0, range(3, 5))]
+    assert list(judge_initials.one_word(one, _keys(one), two, _keys(two))) == [(0, range(3, 5))]
     one, two = ("releases", "fortnightly"), ("releases", "every", "two", "weeks")
-    assert list(judge_initials.one_word(one, two)) == [(1, range(1, 4))]
+    assert list(judge_initials.one_word(one, _keys(one), two, _keys(two))) == [(1, range(1, 4))]
     # "turned on" is not "disable"; "every week" is not "fortnightly"
-    assert not list(judge_initials.said_as(("disable",), ("turned", "on")))
-    assert not list(judge_initials.said_as(("fortnightly",), ("every", "week")))
+    assert not list(judge_initials.said_as(_keys(("disable",)), _keys(("turned", "on"))))
+    assert not list(judge_initials.said_as(_keys(("fortnightly",)), _keys(("every", "week"))))
+
+
+def _keys(words: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(word_key(w) for w in words)

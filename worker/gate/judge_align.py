@@ -250,9 +250,9 @@ def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
     if len(a.words) and len(b.words):
         sims = a.vectors @ b.vectors.T
         same = _same_keys(a.keys, b.keys)
-        for i, span in judge_initials.one_word(a.words, b.words):
+        for i, span in judge_initials.one_word(a.words, a.keys, b.words, b.keys):
             same[i, span] = True  # "PR" / "pull request", "200ms" / "200 ms"
-        for j, span in judge_initials.one_word(b.words, a.words):
+        for j, span in judge_initials.one_word(b.words, b.keys, a.words, a.keys):
             same[span, j] = True
         rows = ia[same[ia].any(axis=1)]
         if len(rows):

@@ -8,10 +8,13 @@ reads as unaligned words.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
-from memsieve.gate import text as gtext
+import numpy as np
+
+# A text's word keys: a tuple, or `WordVectors.keys` (an object array).
+Keys = Sequence[str] | np.ndarray
 
 # Letters of an initialism: "PR" to "SLO", "MTTR"; longer ones are words more often.
 MIN_LETTERS, MAX_LETTERS = 2, 4
@@ -72,16 +75,11 @@ SAID_AS: tuple[tuple[tuple[str, ...], tuple[frozenset[str], ...]], ...] = (
 )
 
 
-@lru_cache(maxsize=8192)
-def _keys(words: tuple[str, ...]) -> tuple[str, ...]:
-    """judge_align.word_key of each word (that module imports this one), once per text."""
-    return tuple(gtext.stem(gtext.synonym_key(gtext.norm_word(w))) for w in words)
-
-
-def said_as(one: tuple[str, ...], two: tuple[str, ...]) -> Iterator[tuple[int, range]]:
-    """(i, span): word i of `one` is said as the run `two[span]` (`SAID_AS`)."""
-    keys = _keys(two)
-    for i, k in enumerate(_keys(one)):
+def said_as(one: Keys, two: Keys) -> Iterator[tuple[int, range]]:
+    """(i, span): word i of `one` is said as the run `two[span]` (`SAID_AS`); both given as
+    their words' `judge_align.word_key` (`WordVectors.keys`, computed once per text)."""
+    keys = two
+    for i, k in enumerate(one):
         for starts, run in SAID_AS:
             if not k.startswith(starts):
                 continue
@@ -90,14 +88,6 @@ def said_as(one: tuple[str, ...], two: tuple[str, ...]) -> Iterator[tuple[int, r
                 if all(keys[j + m] in slot for m, slot in enumerate(run)):
                     yield i, range(j, j + n)
                     break
-
-
-def one_word(one: tuple[str, ...], two: tuple[str, ...]) -> Iterator[tuple[int, range]]:
-    """Every kind: an initialism of `two`'s words, `two`'s words written together, or a word
-    said as a run of them."""
-    yield from spelled_out(one, two)
-    yield from written_together(one, two)
-    yield from said_as(one, two)
 
 
 def spelled_out(short: tuple[str, ...], long: tuple[str, ...]) -> Iterator[tuple[int, range]]:
@@ -111,3 +101,13 @@ def spelled_out(short: tuple[str, ...], long: tuple[str, ...]) -> Iterator[tuple
         j = initials.find(letters)
         if j >= 0 and short[i].lower() not in lower:
             yield i, range(j, j + len(letters))
+
+
+def one_word(
+    one: tuple[str, ...], one_keys: Keys, two: tuple[str, ...], two_keys: Keys
+) -> Iterator[tuple[int, range]]:
+    """Every kind: an initialism of `two`'s words, `two`'s words written together, or a word
+    said as a run of them (the keys: each word's `judge_align.word_key`)."""
+    yield from spelled_out(one, two)
+    yield from written_together(one, two)
+    yield from said_as(one_keys, two_keys)
