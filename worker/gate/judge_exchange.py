@@ -23,7 +23,7 @@ def exchanged(text_a: str, text_b: str) -> tuple[str, str] | None:
     """Two words that trade places, nothing else changed ("staging runs 2, prod 6" / "... 6
     ... 2"): who does what to whom, or which value is whose, was reversed. Not a list
     reordered ("Redis and Postgres" / "Postgres and Redis")."""
-    (ta, ka), (_, kb) = _exchange_keys(text_a), _exchange_keys(text_b)
+    (ta, keys, ka), (_, _, kb) = _exchange_keys(text_a), _exchange_keys(text_b)
     if len(ka) != len(kb) or ka == kb:
         return None
     diffs = {(x, y) for x, y in zip(ka, kb, strict=True) if x != y}
@@ -32,7 +32,6 @@ def exchanged(text_a: str, text_b: str) -> tuple[str, str] | None:
     (x, y), (u, v) = sorted(diffs)
     if (u, v) != (y, x):
         return None
-    keys = [word_key(t) if t.isalpha() else t for t in ta]
     values = any(c.isdigit() for c in x + y)
     for i in (i for i, k in enumerate(keys) if k == x):
         for j in (j for j, k in enumerate(keys) if k == y):
@@ -42,10 +41,11 @@ def exchanged(text_a: str, text_b: str) -> tuple[str, str] | None:
 
 
 @lru_cache(maxsize=4096)
-def _exchange_keys(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A text's tokens, and their keys without the list marks (once per text)."""
+def _exchange_keys(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """A text's tokens, their keys, and the keys without the list marks (once per text)."""
     tokens = tuple(_TOKEN.findall(text.lower()))
-    return tokens, tuple(word_key(t) if t.isalpha() else t for t in tokens if t not in ",&/")
+    keys = tuple(word_key(t) if t.isalpha() else t for t in tokens)
+    return tokens, keys, tuple(k for t, k in zip(tokens, keys, strict=True) if t not in ",&/")
 
 
 def _listed(between: tuple[str, ...], values: bool) -> bool:
