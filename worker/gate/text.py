@@ -149,8 +149,8 @@ _QUARTER_HOUR = re.compile(
 # Every second week on a weekday ("every other Tuesday" == "every second Tuesday" ==
 # "alternate Tuesdays"): not the month's second Tuesday, which `_NTH_WEEKDAY` reads.
 _DAY = "(" + "|".join(_WEEKDAYS) + ")s?"
-_EVERY_2_WEEKS = r"(?:bi-?weekly|fortnightly|every\s+2\s+weeks)"
 _TWO_WEEKS = re.compile(r"every\s+2\s+weeks", re.IGNORECASE)
+_EVERY_2_WEEKS = r"(?:bi-?weekly|fortnightly|" + _TWO_WEEKS.pattern + ")"
 _ALT_WEEKDAY = re.compile(
     r"\b(?:(?:(?:every|each)\s+(?:other|second|2|alternate)|(?:on\s+)?alternate)\s+"
     + _DAY
@@ -929,9 +929,14 @@ def analyse(text: str) -> Analysis:
     times, text = _times(_clock_words(_quarter_hours(text)))
     dates |= times
     vocab |= times
-    alternate = {f"alt-{''.join(d).lower()}" for d in _ALT_WEEKDAY.findall(text)}
-    # "on Mondays, every 2 weeks": the 2 is the schedule's, read with it, not a number.
-    text = _ALT_WEEKDAY.sub(lambda m: _TWO_WEEKS.sub("biweekly", m.group(0)), text)
+    alternate: set[str] = set()
+
+    def one_alternate(m: re.Match[str]) -> str:
+        alternate.add(f"alt-{''.join(d for d in m.groups() if d).lower()}")
+        # "on Mondays, every 2 weeks": the 2 is the schedule's, read with it, not a number.
+        return _TWO_WEEKS.sub("biweekly", m.group(0))
+
+    text = _ALT_WEEKDAY.sub(one_alternate, text)
     dates |= alternate
     vocab |= alternate
     fractions = _fraction_readings(text)
