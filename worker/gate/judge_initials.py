@@ -1,6 +1,7 @@
 """Words of one text that stand for a run of the other's: initialisms ("PR" / "pull request",
-"SLA" / "service level agreement": its letters are the run's initials) and words written
-together ("200ms" / "200 ms", "nodemodules" / "node modules"). The judge's alignment counts
+"SLA" / "service level agreement": its letters are the run's initials), words written
+together ("200ms" / "200 ms", "nodemodules" / "node modules") and a few words said as a
+verb and its particle or a phrase ("disable" / "turn off", `SAID_AS`). The judge's alignment counts
 them as one word (`memsieve.gate.judge_align.align`): the model's vectors of "pr" and of
 "pull request", or of "200ms" and of "ms", are far apart, and without this the rewording
 reads as unaligned words.
