@@ -475,6 +475,35 @@ def test_identifiers_that_change_places_are_a_swap() -> None:
     assert "swapped_roles" not in _vetoes(old, "Replication goes from us-east-1 to us-east-2.")
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "vetoed"),
+    [
+        # a phrase moved to the front or the back: the same fact
+        (
+            "Always run make lint before pushing to the firmware repo.",
+            "Before pushing to the firmware repo, make sure to run make lint first.",
+            False,
+        ),
+        (
+            "The web team prefers CSS modules over styled-components.",
+            "Rather than styled-components, the web team prefers CSS Modules.",
+            False,
+        ),
+        # roles exchanged around a pivot, even a reworded one, stay a swap
+        ("Flights go from New York to Florida.", "Flights go from Florida to New York.", True),
+        (
+            "In the final round Mats Wilander beat Anders Jarryd in five sets.",
+            "In the final round Anders Jarryd defeated Mats Wilander in five sets.",
+            True,
+        ),
+        # a lone word moving changes what it covers
+        ("Only admins can delete projects here.", "Admins can only delete projects here.", True),
+    ],
+)
+def test_a_moved_phrase_is_no_swap(old: str, new: str, vetoed: bool) -> None:
+    assert ("swapped_roles" in _vetoes(old, new)) is vetoed
+
+
 # Stop 25's rewording classes, read off the training sets' errors: each passes the hard
 # guards, and its changed-value counterpart below is still vetoed.
 @pytest.mark.parametrize(

@@ -219,9 +219,35 @@ def swapped_roles_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     inverted = first_inversion(a.anchors, b.anchors, max_descents=ANCHOR_MAX_DESCENTS)
     if inverted is None:
         inverted = first_inversion(a.words, b.words, max_descents=WORD_MAX_DESCENTS)
-    if inverted is None:
+    if inverted is None or one_block_moved(a.words, b.words):
         return []
     return [Veto("swapped_roles", f"'{inverted[0]}' and '{inverted[1]}' change places")]
+
+
+def one_block_moved(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """The words both texts use once keep their order but for one run of them that moved
+    past the run beside it, the two runs meeting with no word between them on at least one
+    side ("in 2009 he moved back" / "he moved back in 2009"): a phrase moved, not two roles
+    exchanged around a pivot ("from A to B" / "from B to A", "A beat B" / "B defeated A").
+    A lone word moving is not a phrase moved ("only admins may" / "admins may only")."""
+    count_a, count_b = Counter(a), Counter(b)
+    pos_b = {w: i for i, w in enumerate(b) if count_b[w] == 1}
+    pos_a = [i for i, w in enumerate(a) if count_a[w] == 1 and w in pos_b]
+    shared = [a[i] for i in pos_a]
+    rank = [0] * len(shared)
+    for r, t in enumerate(sorted(range(len(shared)), key=lambda t: pos_b[shared[t]])):
+        rank[t] = r
+    n = len(rank)
+    i = next((t for t in range(n) if rank[t] != t), n)
+    if i == n:
+        return False
+    j, k = rank[i], i
+    while k < n and rank[k] == j + k - i:
+        k += 1
+    end = k + j - i  # shared[i:k] comes after shared[k:end] in b
+    if rank[k:] != list(range(i, j)) + list(range(j + k - i, n)) or min(k - i, j - i) < 2:
+        return False
+    return pos_a[k] == pos_a[k - 1] + 1 or pos_b[shared[i]] == pos_b[shared[end - 1]] + 1
 
 
 def overlap(a: tuple[str, ...], b: tuple[str, ...]) -> float:
