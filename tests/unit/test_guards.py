@@ -111,6 +111,12 @@ def test_trap_is_vetoed_by_its_guard(old: str, new: str, guard: str) -> None:
             "Use kebab case when naming files in this repo.",
         ),
         ("PR #260 fixed the login redirect.", "PR 260 fixed the login redirect bug."),
+        # a channel or a handle with its sigil or without
+        (
+            "All SQL migrations go through the schema-review channel.",
+            "All SQL migrations go through the #schema-review channel.",
+        ),
+        ("Escalate billing pages to @ana-ops.", "Escalate billing pages to ana-ops."),
         ("Retry the webhook 5 times.", "Retry the webhook five times before giving up."),
         (
             "Mocking the clock makes the scheduler tests deterministic.",
@@ -463,6 +469,12 @@ def test_digits_after_digits_in_an_identifier_are_no_number() -> None:
     assert text.analyse("p99 and h264 and x86").numbers == frozenset()
     assert text.analyse("p99 and h264 and x86").identifiers == {"p99", "h264", "x86"}
     assert text.analyse("Retry 3 times, 250 ms apart").numbers == {"3", "duration:0.25"}
+
+
+def test_a_sigil_dropped_is_the_same_name_a_channel_renamed_is_not() -> None:
+    old = "The Slack channel #deploys gets the release notes."
+    assert "identifiers" not in _vetoes(old, "The Slack channel deploys gets the release notes.")
+    assert "identifiers" in _vetoes(old, "The Slack channel #releases gets the release notes.")
 
 
 def test_identifiers_that_change_places_are_a_swap() -> None:

@@ -1238,6 +1238,9 @@ def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
         # "#260" == "PR 260", "v1.2" == "1.2".
         if t[:1] in "#v" and t[1:] in other.vocabulary:
             continue
+        # "#schema-review" == "the schema-review channel", "@ana-ops" == "ana-ops".
+        if t[:1] in "#@" and norm_word(t[1:]) in other.vocabulary:
+            continue
         if _file_named_by_stem(t, other):
             continue
         if _rate_spelt_out(t, other):
