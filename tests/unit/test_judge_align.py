@@ -67,6 +67,29 @@ def test_symbols_are_no_content_words() -> None:
     ]  # fmt: skip
 
 
+def test_a_digit_in_an_initialism_reads_as_its_word() -> None:
+    from memsieve.gate import judge_initials
+
+    long = ("uses", "two", "-", "phase", "commit", "for", "writes")
+    assert list(judge_initials.spelled_out(("uses", "2pc"), long)) == [(1, range(1, 5))]
+    mesh = ("over", "a", "peer", "-", "to", "-", "peer", "mesh")
+    assert list(judge_initials.spelled_out(("a", "p2p", "mesh"), mesh)) == [(1, range(2, 7))]
+    # a digit reads as its own number; "to" / "for" only inside ("2fa" is no "to fix auth")
+    assert not list(judge_initials.spelled_out(("3pc",), long))
+    assert not list(judge_initials.spelled_out(("2fa",), ("to", "fix", "auth")))
+    assert list(judge_initials.spelled_out(("2fa",), ("two", "factor", "auth"))) == [
+        (0, range(0, 3))
+    ]
+
+
+def test_the_identifiers_guard_reads_a_digit_initialism_spelt_out() -> None:
+    from memsieve.gate import text
+
+    old = text.analyse("The ledger service uses two-phase commit for cross-shard writes.")
+    assert text.unmatched(frozenset({"2pc"}), old) == []
+    assert text.unmatched(frozenset({"3pc"}), old) == ["3pc"]
+
+
 def test_an_initialism_aligns_with_the_words_it_stands_for() -> None:
     from memsieve.gate import judge_initials
 

@@ -1,5 +1,6 @@
 """Words of one text that stand for a run of the other's: initialisms ("PR" / "pull request",
-"SLA" / "service level agreement": its letters are the run's initials), words written
+"SLA" / "service level agreement": its letters are the run's initials; "2FA" / "two-factor
+authentication", a digit read as its word), words written
 together ("200ms" / "200 ms", "nodemodules" / "node modules") and a few words said as a
 verb and its particle or a phrase ("disable" / "turn off", `SAID_AS`). The judge's alignment counts
 them as one word (`memsieve.gate.judge_align.align`): the model's vectors of "pr" and of
@@ -13,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 import numpy as np
+from memsieve.gate import text as gtext
 
 # A text's word keys: a tuple, or `WordVectors.keys` (an object array).
 Keys = Sequence[str] | np.ndarray
@@ -95,13 +97,26 @@ def spelled_out(short: tuple[str, ...], long: tuple[str, ...]) -> Iterator[tuple
     """(i, span): word i of `short` is an initialism of the words `long[span]` (each a word
     of two letters at least, all of letters), and `long` does not have the word itself."""
     shorts = _shape(short)[2]
-    if not shorts:
-        return
-    lower, initials, _ = _shape(long)
-    for i, letters in shorts:
-        j = initials.find(letters)
-        if j >= 0 and short[i].lower() not in lower:
-            yield i, range(j, j + len(letters))
+    if shorts:
+        lower, initials, _ = _shape(long)
+        for i, letters in shorts:
+            j = initials.find(letters)
+            if j >= 0 and short[i].lower() not in lower:
+                yield i, range(j, j + len(letters))
+    for i, word in _with_digits(short):  # "2FA" / "two-factor authentication"
+        span = gtext.digit_initialism_in(word, _lowered(long))
+        if span is not None:
+            yield i, span
+
+
+@lru_cache(maxsize=8192)
+def _with_digits(words: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+    return tuple((i, w.lower()) for i, w in enumerate(words) if any(c in "234" for c in w))
+
+
+@lru_cache(maxsize=8192)
+def _lowered(words: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(w.lower() for w in words)
 
 
 def one_word(

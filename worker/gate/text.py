@@ -8,6 +8,7 @@ content-word order). Nothing here decides anything; `memsieve.gate.guards` does.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -1227,6 +1228,39 @@ def _rate_spelt_out(term: str, other: Analysis) -> bool:
     )
 
 
+# An initialism with a digit read as a word: "2FA" (two-factor authentication), "2PC",
+# "P2P" (peer-to-peer), "B2B"; a digit inside may also be "to" / "for".
+_DIGIT_INITIALISM = re.compile(r"(?=[a-z0-9]*[a-z])[a-z234]{2,4}")
+_ORDINAL_TERM = re.compile(r"\d(?:st|nd|rd|th)")
+_DIGIT_READINGS = {"2": ("two",), "3": ("three",), "4": ("four",)}
+_DIGIT_READINGS_INSIDE = {"2": ("two", "to"), "3": ("three",), "4": ("four", "for")}
+
+
+def digit_initialism_in(term: str, words: Sequence[str]) -> range | None:
+    """Where `words` (lower case) spell `term` out, if `term` is an initialism holding a
+    digit of 2-4 read as its word; else None."""
+    core = term.lower()
+    if core.endswith("s") and len(core) > 3:
+        core = core[:-1]  # "2PCs"
+    if not any(c in "234" for c in core) or not _DIGIT_INITIALISM.fullmatch(core):
+        return None
+    if _ORDINAL_TERM.fullmatch(core):
+        return None  # "2nd", "3rd", "4th": a number
+    at = [i for i, w in enumerate(words) if w.isalnum()]  # a tokeniser's "-" is no word
+    n = len(core)
+    for j in range(len(at) - n + 1):
+        for m, ch in enumerate(core):
+            w = words[at[j + m]]
+            if ch.isdigit():
+                if w not in (_DIGIT_READINGS_INSIDE if m else _DIGIT_READINGS)[ch]:
+                    break
+            elif len(w) < 2 or not w.isalpha() or w[0] != ch:
+                break
+        else:
+            return range(at[j], at[j + n - 1] + 1)
+    return None
+
+
 def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
     """Terms of one text that the other text never mentions (sorted, for stable details)."""
     out = []
@@ -1238,6 +1272,8 @@ def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
         # "#260" == "PR 260", "v1.2" == "1.2".
         if t[:1] in "#v" and t[1:] in other.vocabulary:
             continue
+        if digit_initialism_in(t, other.words) is not None:
+            continue  # "2FA" == "two-factor authentication", "P2P" == "peer-to-peer"
         # "#schema-review" == "the schema-review channel", "@ana-ops" == "ana-ops".
         if t[:1] in "#@" and norm_word(t[1:]) in other.vocabulary:
             continue
