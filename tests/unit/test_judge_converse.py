@@ -44,3 +44,18 @@ def test_an_order_stated_from_its_other_end_is_no_flip(
     words = judge_shapes.polar_words
     assert judge_converse.order_kept(words(live), words(incoming)) is kept
     assert (judge_shapes.polar_flips(live, incoming) == 0) is kept
+
+
+def test_an_order_from_its_other_end_is_no_contrast_for_the_classifier() -> None:
+    from memsieve.gate.decide import Veto
+    from memsieve.gate.judge_features import split_vetoes
+
+    before_after = Veto("contrast", "incoming has after; memory has before")
+    live = "Run database migrations before deploying the new application code."
+    same = "Deploy the new application code only after the database migrations have run."
+    flipped = "Run database migrations after deploying the new application code."
+    assert split_vetoes([before_after], live, same) == ((), ())
+    assert split_vetoes([before_after], live, flipped) == ((), (before_after,))
+    # another contrast beside the order stays
+    other = Veto("contrast", "incoming has staging; memory has production")
+    assert split_vetoes([before_after, other], live, same) == ((), (other,))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from memsieve.gate import guards as gguards
-from memsieve.gate import judge_exchange, judge_shapes
+from memsieve.gate import judge_converse, judge_exchange, judge_shapes
 from memsieve.gate import text as gtext
 from memsieve.gate.decide import Veto
 from memsieve.gate.judge_align import Alignment, word_key
@@ -114,6 +114,12 @@ def split_vetoes(
         or (v.guard == "swapped_roles" and judge_shapes.values_swapped(v.detail))
     )
     soft = tuple(v for v in vetoes if v not in hard)
+    # "X before Y" / "Y only after X": one order stated from its other end, no contrast.
+    order = [v for v in soft if v.guard == "contrast" and _ORDER_ONLY.fullmatch(v.detail)]
+    if order and judge_converse.order_kept(
+        judge_shapes.polar_words(text_a), judge_shapes.polar_words(text_b)
+    ):
+        soft = tuple(v for v in soft if v not in order)
     # Two words traded places and nothing else changed: which value belongs to which
     # thing, or who does what to whom, was reversed (the word-order guard needs words used
     # once; this sees "the web tier may call the API tier, not the API tier the web tier").
@@ -122,6 +128,8 @@ def split_vetoes(
         hard += (Veto("swapped_roles", f"'{pair[0]}' and '{pair[1]}' change places"),)
     return hard, soft
 
+
+_ORDER_ONLY = re.compile(r"incoming has (?:before|after); memory has (?:before|after)")
 
 # A span quoted as code: a name (a library, a file, a flag).
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
