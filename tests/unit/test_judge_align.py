@@ -132,6 +132,15 @@ def test_a_word_said_as_a_run_of_words_aligns_with_the_run() -> None:
     # "turned on" is not "disable"; "every week" is not "fortnightly"
     assert not list(judge_initials.said_as(_keys(("disable",)), _keys(("turned", "on"))))
     assert not list(judge_initials.said_as(_keys(("fortnightly",)), _keys(("every", "week"))))
+    # a comparison said with "than": "over" / "larger than", "under" / "fewer than"
+    one, two = ("events", "over", "256"), ("events", "larger", "than", "256")
+    assert list(judge_initials.one_word(one, _keys(one), two, _keys(two))) == [(1, range(1, 3))]
+    assert list(judge_initials.said_as(_keys(("under",)), _keys(("fewer", "than")))) == [
+        (0, range(0, 2))
+    ]
+    # not the other way, and not a word that merely starts like one
+    assert not list(judge_initials.said_as(_keys(("over",)), _keys(("fewer", "than"))))
+    assert not list(judge_initials.said_as(_keys(("overwrite",)), _keys(("more", "than"))))
 
 
 def _keys(words: tuple[str, ...]) -> tuple[str, ...]:

@@ -78,11 +78,25 @@ SAID_AS: tuple[tuple[tuple[str, ...], tuple[frozenset[str], ...]], ...] = (
 )
 
 
+# A comparison said with "than" ("over 256 KB" / "larger than 256 KB"): the word's key
+# itself (a prefix would take "overwrite", "understand").
+_MORE = frozenset({"larger", "more", "greater", "bigger", "higher", "longer"})
+_LESS = frozenset({"smaller", "less", "fewer", "lower", "shorter"})
+COMPARED_AS = {"over": _MORE, "above": _MORE, "exceed": _MORE, "under": _LESS, "below": _LESS}
+
+
 def said_as(one: Keys, two: Keys) -> Iterator[tuple[int, range]]:
-    """(i, span): word i of `one` is said as the run `two[span]` (`SAID_AS`); both given as
-    their words' `judge_align.word_key` (`WordVectors.keys`, computed once per text)."""
+    """(i, span): word i of `one` is said as the run `two[span]` (`SAID_AS`, `COMPARED_AS`);
+    both given as their words' `judge_align.word_key` (`WordVectors.keys`, computed once per
+    text)."""
     keys = two
     for i, k in enumerate(one):
+        than = COMPARED_AS.get(k)
+        if than is not None:
+            for j in range(len(keys) - 1):
+                if keys[j] in than and keys[j + 1] == "than":
+                    yield i, range(j, j + 2)
+                    break
         for starts, run in SAID_AS:
             if not k.startswith(starts):
                 continue
