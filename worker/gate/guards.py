@@ -230,9 +230,7 @@ def one_block_moved(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     side ("in 2009 he moved back" / "he moved back in 2009"): a phrase moved, not two roles
     exchanged around a pivot ("from A to B" / "from B to A", "A beat B" / "B defeated A").
     A lone word moving is not a phrase moved ("only admins may" / "admins may only")."""
-    count_a, count_b = Counter(a), Counter(b)
-    pos_b = {w: i for i, w in enumerate(b) if count_b[w] == 1}
-    pos_a = [i for i, w in enumerate(a) if count_a[w] == 1 and w in pos_b]
+    pos_a, pos_b = once_in_both(a, b)
     shared = [a[i] for i in pos_a]
     rank = [0] * len(shared)
     for r, t in enumerate(sorted(range(len(shared)), key=lambda t: pos_b[shared[t]])):
@@ -258,15 +256,21 @@ def overlap(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     return len(set_a & set_b) / len(set_a | set_b)
 
 
+def once_in_both(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[list[int], dict[str, int]]:
+    """(where in `a`, in order, the terms are that each sequence has exactly once, term ->
+    its place in `b`): only such terms have an unambiguous position for an order check."""
+    count_a, count_b = Counter(a), Counter(b)
+    pos_b = {w: i for i, w in enumerate(b) if count_b[w] == 1}
+    return [i for i, w in enumerate(a) if count_a[w] == 1 and w in pos_b], pos_b
+
+
 def first_inversion(
     a: tuple[str, ...], b: tuple[str, ...], max_descents: int = 0
 ) -> tuple[str, str] | None:
     """Two terms found in both sequences in opposite orders, if the order of the shared
     terms breaks more than `max_descents` times; else None."""
-    # Only terms that occur once on each side have an unambiguous position.
-    count_a, count_b = Counter(a), Counter(b)
-    pos_b = {w: i for i, w in enumerate(b) if count_b[w] == 1}
-    shared = [w for w in a if count_a[w] == 1 and w in pos_b]
+    pos_a, pos_b = once_in_both(a, b)
+    shared = [a[i] for i in pos_a]
     descents = 0
     inverted: tuple[str, str] | None = None
     for prev, cur in zip(shared, shared[1:], strict=False):

@@ -90,11 +90,8 @@ class PairFeatures:
 
 def _inversions(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     """How often the order of the words both texts use once breaks (0: same order)."""
-    from collections import Counter
-
-    ca, cb = Counter(a), Counter(b)
-    pos_b = {w: i for i, w in enumerate(b) if cb[w] == 1}
-    shared = [w for w in a if ca[w] == 1 and w in pos_b]
+    pos_a, pos_b = gguards.once_in_both(a, b)
+    shared = [a[i] for i in pos_a]
     return sum(pos_b[y] < pos_b[x] for x, y in zip(shared, shared[1:], strict=False))
 
 
