@@ -78,33 +78,34 @@ SAID_AS: tuple[tuple[tuple[str, ...], tuple[frozenset[str], ...]], ...] = (
 )
 
 
-# A comparison said with "than" ("over 256 KB" / "larger than 256 KB"): the word's key
-# itself (a prefix would take "overwrite", "understand").
-_MORE = frozenset({"larger", "more", "greater", "bigger", "higher", "longer"})
-_LESS = frozenset({"smaller", "less", "fewer", "lower", "shorter"})
+# A comparison said with "than" ("over 256 KB" / "larger than 256 KB"): found by the word's
+# key itself (a prefix would take "overwrite", "understand"), its run as in `SAID_AS`.
+_THAN = frozenset({"than"})
+_MORE = (frozenset({"larger", "more", "greater", "bigger", "higher", "longer"}), _THAN)
+_LESS = (frozenset({"smaller", "less", "fewer", "lower", "shorter"}), _THAN)
 COMPARED_AS = {"over": _MORE, "above": _MORE, "exceed": _MORE, "under": _LESS, "below": _LESS}
 
 
 def said_as(one: Keys, two: Keys) -> Iterator[tuple[int, range]]:
-    """(i, span): word i of `one` is said as the run `two[span]` (`SAID_AS`, `COMPARED_AS`);
+    """(i, span): word i of `one` is said as the run `two[span]` (`COMPARED_AS`, `SAID_AS`);
     both given as their words' `judge_align.word_key` (`WordVectors.keys`, computed once per
     text)."""
-    keys = two
     for i, k in enumerate(one):
-        than = COMPARED_AS.get(k)
-        if than is not None:
-            for j in range(len(keys) - 1):
-                if keys[j] in than and keys[j + 1] == "than":
-                    yield i, range(j, j + 2)
-                    break
+        compared = COMPARED_AS.get(k)
+        if compared is not None and (span := _first_run(two, compared)) is not None:
+            yield i, span
         for starts, run in SAID_AS:
-            if not k.startswith(starts):
-                continue
-            n = len(run)
-            for j in range(len(keys) - n + 1):
-                if all(keys[j + m] in slot for m, slot in enumerate(run)):
-                    yield i, range(j, j + n)
-                    break
+            if k.startswith(starts) and (span := _first_run(two, run)) is not None:
+                yield i, span
+
+
+def _first_run(keys: Keys, run: tuple[frozenset[str], ...]) -> range | None:
+    """Where `keys` first hold a key of each slot of `run` in turn."""
+    n = len(run)
+    for j in range(len(keys) - n + 1):
+        if all(keys[j + m] in slot for m, slot in enumerate(run)):
+            return range(j, j + n)
+    return None
 
 
 def spelled_out(short: tuple[str, ...], long: tuple[str, ...]) -> Iterator[tuple[int, range]]:
