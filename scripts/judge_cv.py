@@ -12,6 +12,7 @@ Training sources (never a held-out split, never PAWS test):
   frozen5..frozen7 tests/data/gate_pairs_frozen{5,6,7}.jsonl (held out once; retired, stop 24)
   train6  tests/data/gate_pairs_train6.jsonl (training, stop 24)
   frozen8 tests/data/gate_pairs_frozen8.jsonl (held out in stop 24; retired, stop 25)
+  frozen9..frozen13 tests/data/gate_pairs_frozen{9..13}.jsonl (held out in stops 25-28; retired, stop 30)
   paws    every --paws-every'th pair of PAWS-Wiki dev
 
 Folds are grouped: pairs that share a text (after folding case and space) are one group, so
@@ -123,7 +124,7 @@ def _print(title: str, scores: dict[str, Scores]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--folds", type=int, default=5)
-    ap.add_argument("--paws-every", type=int, default=2)
+    ap.add_argument("--paws-every", type=int, default=1)
     ap.add_argument("--paws-dev", default=str(ROOT.parent / "shared/data/paws/paws_wiki_dev.tsv"))
     ap.add_argument("--cache-dir", default="/tmp")
     ap.add_argument("--paws-weight", type=float, default=PAWS_WEIGHT)

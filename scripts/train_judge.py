@@ -11,8 +11,10 @@ Training data (never a held-out split, never PAWS test), read by scripts/judge_d
     round, measured on it, retired to training: a newer held-out split exists, never seen);
   - tests/data/gate_pairs_train6.jsonl (written for training, stop 24);
   - tests/data/gate_pairs_frozen8.jsonl (held out in stop 24, retired to training in stop 25);
-  - every second pair of PAWS-Wiki dev (weight 0.15; Zhang, Baldridge and He, NAACL 2019,
-    data by Google LLC).
+  - tests/data/gate_pairs_frozen9.jsonl ... gate_pairs_frozen13.jsonl (held out in stops 25-28,
+    retired to training in stop 30);
+  - every pair of PAWS-Wiki dev (weight judge_data.PAWS_WEIGHT; Zhang, Baldridge and He,
+    NAACL 2019, data by Google LLC).
 
 Only pairs the judge sees are used: cosine distance under the embedder's threshold. Two small
 perceptrons, each the mean of SEEDS perceptrons trained from other initial weights
@@ -85,7 +87,7 @@ class Fitted:
         y: np.ndarray,
         w: np.ndarray,
         l2: float,
-        hidden: int = 16,
+        hidden: int = 32,
         seed: int = 0,
     ) -> None:
         self.kind = kind
@@ -257,7 +259,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(ROOT / "worker/gate/data/judge_classifier.json"))
     ap.add_argument("--paws-dev", default=str(ROOT.parent / "shared/data/paws/paws_wiki_dev.tsv"))
-    ap.add_argument("--paws-every", type=int, default=2, help="use every Nth PAWS dev pair")
+    ap.add_argument("--paws-every", type=int, default=1, help="use every Nth PAWS dev pair")
     ap.add_argument("--target", type=float, default=0.95)
     ap.add_argument("--cache-dir", default="/tmp")
     ap.add_argument("--folds", type=int, default=5)
