@@ -14,7 +14,6 @@ Every guard costs tens of microseconds: the text analysis is cached per text.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -259,9 +258,8 @@ def overlap(a: tuple[str, ...], b: tuple[str, ...]) -> float:
 def once_in_both(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[list[int], dict[str, int]]:
     """(where in `a`, in order, the terms are that each sequence has exactly once, term ->
     its place in `b`): only such terms have an unambiguous position for an order check."""
-    count_a, count_b = Counter(a), Counter(b)
-    pos_b = {w: i for i, w in enumerate(b) if count_b[w] == 1}
-    return [i for i, w in enumerate(a) if count_a[w] == 1 and w in pos_b], pos_b
+    pos_b = text.once_positions(b)
+    return [i for w, i in text.once_positions(a).items() if w in pos_b], pos_b
 
 
 def first_inversion(

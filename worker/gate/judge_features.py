@@ -9,6 +9,7 @@ are known: the cosine distance the gate already has, the token alignment
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -203,8 +204,10 @@ def pair_features(
     both = np.concatenate([ab, bb]) if la or lb else np.ones(1)
     min_a = min(la) if la else 1.0
     min_b = min(lb) if lb else 1.0
-    below_a = [sum(x < t for x in la) for t in UNALIGNED]
-    below_b = [sum(x < t for x in lb) for t in UNALIGNED]
+    # How many of each side's words lie under each cut (sorted once, then bisected).
+    sorted_a, sorted_b = sorted(la), sorted(lb)
+    below_a = [bisect_left(sorted_a, t) for t in UNALIGNED]
+    below_b = [bisect_left(sorted_b, t) for t in UNALIGNED]
     unaligned = [float(x + y) for x, y in zip(below_a, below_b, strict=True)]
     unaligned_both = [float(min(x, y)) for x, y in zip(below_a, below_b, strict=True)]
     an_a, an_b = gtext.analyse(text_a), gtext.analyse(text_b)
@@ -221,16 +224,16 @@ def pair_features(
     mid = UNALIGNED[1]
     ua, ub = float(below_a[1]), float(below_b[1])
     hard_names = {v.guard for v in hard}
-    content_keys = frozenset(word_key(w) for w in an_a.content_words + an_b.content_words)
+    keys_a = frozenset(judge_shapes.word_keys(an_a.content_words))
+    keys_b = frozenset(judge_shapes.word_keys(an_b.content_words))
+    content_keys = keys_a | keys_b
     subs = judge_shapes.substitutions(an_a.words, an_b.words, content_keys)
     subst_words = {x for x, _ in subs} | {y for _, y in subs}
-    best = {word_key(w): s for w, s in zip(alignment.a_words, ab, strict=True)}
-    best |= {word_key(w): s for w, s in zip(alignment.b_words, bb, strict=True)}
+    best = dict(zip(judge_shapes.word_keys(alignment.a_words), la, strict=True))
+    best |= zip(judge_shapes.word_keys(alignment.b_words), lb, strict=True)
     subst_align = min((float(best.get(w, 1.0)) for w in subst_words), default=1.0)
     big_a, big_b = judge_shapes.bigrams(an_a.words), judge_shapes.bigrams(an_b.words)
     bigram_jac = len(big_a & big_b) / max(1, len(big_a | big_b))
-    keys_a = {word_key(w) for w in an_a.content_words}
-    keys_b = {word_key(w) for w in an_b.content_words}
     flips = judge_shapes.polar_flips(text_a, text_b)
     values = np.array(
         [

@@ -31,13 +31,15 @@ def _letters(word: str) -> str:
 
 
 @lru_cache(maxsize=8192)
-def _shape(words: tuple[str, ...]) -> tuple[frozenset[str], str, tuple[tuple[int, str], ...]]:
+def _shape(
+    words: tuple[str, ...],
+) -> tuple[frozenset[str], str, tuple[tuple[int, str, str], ...]]:
     """Per text, once (a text meets several candidates): its words in lower case, the first
     letter of each word of two letters or more ("\\0" for the others), and its possible
-    initialisms with their positions."""
+    initialisms with their positions and the words they are, in lower case."""
     lower = frozenset(w.lower() for w in words)
     initials = "".join(w[0].lower() if len(w) > 1 and w.isalpha() else "\0" for w in words)
-    shorts = tuple((i, x) for i, w in enumerate(words) if (x := _letters(w)))
+    shorts = tuple((i, x, w.lower()) for i, w in enumerate(words) if (x := _letters(w)))
     return lower, initials, shorts
 
 
@@ -58,12 +60,28 @@ def written_together(one: tuple[str, ...], two: tuple[str, ...]) -> Iterator[tup
     pairs = _pairs(two)
     if not pairs:
         return
+    long = _long_words(one)
+    joined = long.keys() & pairs.keys()  # most pairs of texts have none: one set operation
+    if not joined:
+        return
     lower = _shape(two)[0]
-    for i, word in enumerate(one):
-        w = word.lower()
-        if len(w) >= 3 and (j := pairs.get(w)) is not None and w not in lower:
-            yield i, range(j, j + 2)
+    for i, j in sorted((i, pairs[w]) for w in joined if w not in lower for i in long[w]):
+        yield i, range(j, j + 2)
 
+
+@lru_cache(maxsize=8192)
+def _long_words(words: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    """Per text, once: each word of three characters or more, in lower case -> where it is."""
+    out: dict[str, tuple[int, ...]] = {}
+    for i, word in enumerate(words):
+        w = word.lower()
+        if len(w) >= 3:
+            out[w] = (*out.get(w, ()), i)
+    return out
+
+
+# A run of word slots: each word of the run has one of the keys of its slot.
+Run = tuple[frozenset[str], ...]
 
 # One word and the run of words it is said as ("disable" / "turn off", "fortnightly" /
 # "every two weeks"): the word's key starts with one of the first, each word of the run has
@@ -90,13 +108,23 @@ def said_as(one: Keys, two: Keys) -> Iterator[tuple[int, range]]:
     """(i, span): word i of `one` is said as the run `two[span]` (`COMPARED_AS`, `SAID_AS`);
     both given as their words' `judge_align.word_key` (`WordVectors.keys`, computed once per
     text)."""
-    for i, k in enumerate(one):
-        compared = COMPARED_AS.get(k)
-        if compared is not None and (span := _first_run(two, compared)) is not None:
-            yield i, span
-        for starts, run in SAID_AS:
-            if k.startswith(starts) and (span := _first_run(two, run)) is not None:
+    for i, runs in _said_triggers(tuple(one)):
+        for run in runs:
+            if (span := _first_run(two, run)) is not None:
                 yield i, span
+
+
+@lru_cache(maxsize=8192)
+def _said_triggers(keys: tuple[str, ...]) -> tuple[tuple[int, tuple[Run, ...]], ...]:
+    """Per text, once: the words that may be said as a run, with the runs to look for (in
+    the order `said_as` tries them); most texts have none."""
+    out = []
+    for i, k in enumerate(keys):
+        runs: list[Run] = [COMPARED_AS[k]] if k in COMPARED_AS else []
+        runs += [run for starts, run in SAID_AS if k.startswith(starts)]
+        if runs:
+            out.append((i, tuple(runs)))
+    return tuple(out)
 
 
 def _first_run(keys: Keys, run: tuple[frozenset[str], ...]) -> range | None:
@@ -114,9 +142,8 @@ def spelled_out(short: tuple[str, ...], long: tuple[str, ...]) -> Iterator[tuple
     shorts = _shape(short)[2]
     if shorts:
         lower, initials, _ = _shape(long)
-        for i, letters in shorts:
-            j = initials.find(letters)
-            if j >= 0 and short[i].lower() not in lower:
+        for i, letters, word in shorts:
+            if word not in lower and (j := initials.find(letters)) >= 0:
                 yield i, range(j, j + len(letters))
     for i, word in _with_digits(short):  # "2FA" / "two-factor authentication"
         span = gtext.digit_initialism_in(word, _lowered(long))
@@ -126,7 +153,8 @@ def spelled_out(short: tuple[str, ...], long: tuple[str, ...]) -> Iterator[tuple
 
 @lru_cache(maxsize=8192)
 def _with_digits(words: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
-    return tuple((i, w.lower()) for i, w in enumerate(words) if any(c in "234" for c in w))
+    """The words that may be initialisms holding a digit (`text.digit_initialism`)."""
+    return tuple((i, w.lower()) for i, w in enumerate(words) if gtext.digit_initialism(w))
 
 
 @lru_cache(maxsize=8192)

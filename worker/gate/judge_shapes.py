@@ -14,20 +14,25 @@ from memsieve.gate import judge_converse
 from memsieve.gate.judge_align import word_key
 
 
+@lru_cache(maxsize=16384)
+def word_keys(words: tuple[str, ...]) -> tuple[str, ...]:
+    """Each word's `word_key`, once per text (a text meets several candidates)."""
+    return tuple(word_key(w) for w in words)
+
+
 def substitutions(
     a: tuple[str, ...], b: tuple[str, ...], content: frozenset[str]
 ) -> list[tuple[str, str]]:
     """Pairs (word only in a, word only in b) standing in the same slot: the same word just
     before or just after both ("the billing service" / "the search service"). A renamed
     entity, an antonym or a new value; a synonym too, which the alignment then tells apart."""
-    ka = [word_key(w) for w in a]
-    kb = [word_key(w) for w in b]
+    ka, kb = word_keys(a), word_keys(b)
     only_a = {k for k in ka if k in content} - set(kb)
     only_b = {k for k in kb if k in content} - set(ka)
     if not only_a or not only_b:
         return []
 
-    def slots(keys: list[str], only: set[str]) -> dict[str, set[tuple[str, str]]]:
+    def slots(keys: tuple[str, ...], only: set[str]) -> dict[str, set[tuple[str, str]]]:
         out: dict[str, set[tuple[str, str]]] = {}
         for i, k in enumerate(keys):
             if k in only:
@@ -51,18 +56,18 @@ def swapped_in_same_bag(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     adjacencies: roles exchanged even where every word appears twice ("rebase A onto B, not
     B onto A" / "rebase B onto A, not A onto B"), which the swapped-roles guard (words used
     once) cannot see."""
-    from collections import Counter
-
-    ka, kb = [word_key(w) for w in a], [word_key(w) for w in b]
-    if ka == kb or Counter(ka) != Counter(kb):
+    ka, kb = word_keys(a), word_keys(b)
+    if ka == kb or _counts(ka) != _counts(kb):
         return False
     big_a = set(zip(ka, ka[1:], strict=False))
     return sum(p not in big_a for p in zip(kb, kb[1:], strict=False)) >= SWAP_MIN_NEW_BIGRAMS
 
 
-def bigrams(words: tuple[str, ...]) -> set[tuple[str, str]]:
-    keys = [word_key(w) for w in words]
-    return set(zip(keys, keys[1:], strict=False))
+@lru_cache(maxsize=8192)
+def bigrams(words: tuple[str, ...]) -> frozenset[tuple[str, str]]:
+    """Each two neighbouring words' keys (once per text)."""
+    keys = word_keys(words)
+    return frozenset(zip(keys, keys[1:], strict=False))
 
 
 _SWAPPED = re.compile(r"'([^']*)' and '([^']*)' change places")
@@ -122,10 +127,16 @@ def polar_words(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(low.replace("-", "")))
 
 
-def _prefix_forms(x: str) -> set[str]:
+@lru_cache(maxsize=65536)
+def _prefix_forms(x: str) -> frozenset[str]:
     out = {p + x for p in _NEGATING_PREFIXES} if len(x) >= 4 else set()
     out |= {x[len(p) :] for p in _NEGATING_PREFIXES if x.startswith(p) and len(x) - len(p) >= 4}
-    return out
+    return frozenset(out)
+
+
+@lru_cache(maxsize=4096)
+def _polar_set(text: str) -> frozenset[str]:
+    return frozenset(polar_words(text))
 
 
 def polar_pairs(text_a: str, text_b: str) -> list[tuple[str, str]]:
@@ -135,7 +146,7 @@ def polar_pairs(text_a: str, text_b: str) -> list[tuple[str, str]]:
     that trades one for the other also flips a negation; see `flips_polarity`."""
     from memsieve.gate import text as gtext
 
-    wa, wb = set(polar_words(text_a)), set(polar_words(text_b))
+    wa, wb = _polar_set(text_a), _polar_set(text_b)
     only_a, only_b = wa - wb, wb - wa
     ma = {gtext.POLAR_INDEX[w]: w for w in sorted(only_a) if w in gtext.POLAR_INDEX}
     mb = {gtext.POLAR_INDEX[w]: w for w in sorted(only_b) if w in gtext.POLAR_INDEX}
@@ -242,13 +253,19 @@ def clause_moved(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     three of them, not the same order): a clause moved to the front ("Run `make lint` before
     opening a PR" / "Before opening PRs, run `make lint`"), where a swap of roles exchanges
     two words inside the sentence ("A depends on B" / "B depends on A")."""
-    from collections import Counter
-
-    ka, kb = [word_key(w) for w in a], [word_key(w) for w in b]
-    ca, cb = Counter(ka), Counter(kb)
-    shared = {k for k in ka if ca[k] == 1 and cb[k] == 1}
+    ka, kb = word_keys(a), word_keys(b)
+    ca, cb = _counts(ka), _counts(kb)
+    shared = {k for k in ka if ca[k] == 1 and cb.get(k) == 1}
     sa = [k for k in ka if k in shared]
     sb = [k for k in kb if k in shared]
     if len(sa) < 3 or sa == sb:
         return False
     return any(sa[i:] + sa[:i] == sb for i in range(1, len(sa)))
+
+
+@lru_cache(maxsize=8192)
+def _counts(keys: tuple[str, ...]) -> dict[str, int]:
+    """How often each key occurs (once per text; read only)."""
+    from collections import Counter
+
+    return dict(Counter(keys))

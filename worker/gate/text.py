@@ -8,6 +8,7 @@ content-word order). Nothing here decides anything; `memsieve.gate.guards` does.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -1236,16 +1237,34 @@ _DIGIT_READINGS = {"2": ("two",), "3": ("three",), "4": ("four",)}
 _DIGIT_READINGS_INSIDE = {"2": ("two", "to"), "3": ("three",), "4": ("four", "for")}
 
 
-def digit_initialism_in(term: str, words: Sequence[str]) -> range | None:
-    """Where `words` (lower case) spell `term` out, if `term` is an initialism holding a
-    digit of 2-4 read as its word; else None."""
+@lru_cache(maxsize=8192)
+def once_positions(seq: tuple[str, ...]) -> dict[str, int]:
+    """Each term `seq` has exactly once -> its place, in order (once per sequence: a text
+    meets several candidates; read only)."""
+    count = Counter(seq)
+    return {w: i for i, w in enumerate(seq) if count[w] == 1}
+
+
+@lru_cache(maxsize=65536)
+def digit_initialism(term: str) -> str:
+    """`term` in lower case without a plural "s", if it is an initialism holding a digit of
+    2-4 read as its word ("2FA", "2PCs"); else ""."""
     core = term.lower()
     if core.endswith("s") and len(core) > 3:
         core = core[:-1]  # "2PCs"
     if not any(c in "234" for c in core) or not _DIGIT_INITIALISM.fullmatch(core):
-        return None
+        return ""
     if _ORDINAL_TERM.fullmatch(core):
-        return None  # "2nd", "3rd", "4th": a number
+        return ""  # "2nd", "3rd", "4th": a number
+    return core
+
+
+def digit_initialism_in(term: str, words: Sequence[str]) -> range | None:
+    """Where `words` (lower case) spell `term` out, if `term` is an initialism holding a
+    digit of 2-4 read as its word; else None."""
+    core = digit_initialism(term)
+    if not core:
+        return None
     at = [i for i, w in enumerate(words) if w.isalnum()]  # a tokeniser's "-" is no word
     n = len(core)
     for j in range(len(at) - n + 1):
