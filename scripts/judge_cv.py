@@ -13,6 +13,7 @@ Training sources (never a held-out split, never PAWS test):
   train6  tests/data/gate_pairs_train6.jsonl (training, stop 24)
   frozen8 tests/data/gate_pairs_frozen8.jsonl (held out in stop 24; retired, stop 25)
   frozen9..frozen13 tests/data/gate_pairs_frozen{9..13}.jsonl (held out in stops 25-28; retired, stop 30)
+  train7  tests/data/gate_pairs_train7.jsonl (training, stop 31: role swaps, renamed entities)
   paws    every --paws-every'th pair of PAWS-Wiki dev
 
 Folds are grouped: pairs that share a text (after folding case and space) are one group, so
