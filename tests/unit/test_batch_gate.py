@@ -242,3 +242,39 @@ def test_past_the_update_band_or_without_one_nothing_is_judged() -> None:
     diff = Banded(Verdict.DIFFERENT)
     out = run([Ev("e1", "y")], [v(0.6, 0.8)], live, config(judge=diff))
     assert (diff.pairs, out[0].action, out[0].conflicts) == (1, "insert", [])
+
+
+class Announcing(Counting):
+    announced_band = 0.2  # only for a text that says a value changed
+
+
+def test_an_announced_change_is_judged_past_the_threshold_and_a_plain_text_is_not() -> None:
+    live = live_set([("m1", "Maria owns the billing service.", v(1.0))])
+    at_04 = v(0.6, 0.8)  # cosine distance 0.4 from m1: past 0.3, inside the announced band
+    moved = Ev("e1", "Billing service ownership moved to Devon as of this week.")
+    judge = Announcing(Verdict.UPDATE)
+    out = run([moved], [at_04], live, config(judge=judge))
+    assert judge.pairs == 1
+    assert (out[0].action, out[0].supersedes) == ("insert", None)
+    assert [c.older_id for c in out[0].conflicts] == ["m1"]
+    plain = Announcing(Verdict.UPDATE)
+    out = run([Ev("e2", "Devon owns the billing service.")], [at_04], live, config(judge=plain))
+    assert (plain.pairs, out[0].action, out[0].conflicts) == (0, "insert", [])
+    # Past the announced band nothing is judged, even for an announced change.
+    far = Announcing(Verdict.UPDATE)
+    out = run([moved], [v(0.4, 0.9165)], live, config(judge=far))
+    assert (far.pairs, out[0].conflicts) == (0, [])
+
+
+def test_the_announced_band_never_narrows_the_judges_own_band() -> None:
+    from memsieve.gate.decide import Incoming, update_band
+
+    class Both(Counting):
+        update_band, announced_band = 0.2, 0.1
+
+    inc = Incoming("ns", "retro", "", "Billing moved to Devon.", "h")
+    assert update_band(Both(Verdict.UPDATE), inc) == 0.2
+    assert update_band(Announcing(Verdict.UPDATE), inc) == 0.2
+    plain = Incoming("ns", "retro", "", "Devon owns billing.", "h")
+    assert update_band(Announcing(Verdict.UPDATE), plain) == 0.0
+    assert update_band(Announcing(Verdict.UPDATE)) == 0.0

@@ -242,10 +242,10 @@ def _prejudge(
                 near.append((row, q_all[m]))
         cands = sorted((_candidate(r, v, q) for r, v in near), key=lambda c: c.distance)[:k]
         threshold = config.threshold_for(ev.kind)
-        inc = _incoming(ev)
         # Judged: every pair under the threshold or, when there is none, the nearest one if
         # it lies in the judge's update band (memsieve.gate.decide.band_candidate).
-        far = band_candidate(cands, threshold, judge)
+        inc = _incoming(ev)
+        far = band_candidate(cands, threshold, judge, inc)
         for c in cands:
             key = (inc.content_hash, c.content_hash)
             close = c.distance < threshold or c is far

@@ -149,7 +149,7 @@ def decide(
     # that has none under it is judged for an update only: it may end as a conflict (both
     # rows live, linked), never as a supersede. One pair at most per event (the judge's
     # cost per event stays where it was when most events have close neighbours).
-    far = band_candidate(ordered, threshold, judge)
+    far = band_candidate(ordered, threshold, judge, incoming)
     judgements = _judge(incoming, close + ([far] if far else []), guards, judge, judged)
     same: Candidate | None = None
     updates: list[Candidate] = []
@@ -228,19 +228,37 @@ def decide(
     return GateDecision("insert", None, None, threshold, reason, considered, conflicts=conflicts)
 
 
-def update_band(judge: Judge | None) -> float:
-    """How far past the threshold `judge` looks for updates (its `update_band`; 0: not)."""
-    return float(getattr(judge, "update_band", 0.0) or 0.0)
+def update_band(judge: Judge | None, incoming: Incoming | None = None) -> float:
+    """How far past the threshold `judge` looks for updates: its `update_band` (0: not), and
+    for an `incoming` text that says outright that a value changed ("moved to", "is now",
+    "has been replaced"), at least its `announced_band`: such a text is an update, however
+    far its wording lies from the old one."""
+    band = float(getattr(judge, "update_band", 0.0) or 0.0)
+    announced = float(getattr(judge, "announced_band", 0.0) or 0.0)
+    if incoming is not None and announced > band and _announces_change(incoming):
+        return announced
+    return band
+
+
+def _announces_change(incoming: Incoming) -> bool:
+    from memsieve.gate.judge_markers import markers
+    from memsieve.schemas.memory import memory_text
+
+    return markers(memory_text(incoming.heading, incoming.content))[3]
 
 
 def band_candidate(
-    ordered: Sequence[Candidate], threshold: float, judge: Judge | None
+    ordered: Sequence[Candidate],
+    threshold: float,
+    judge: Judge | None,
+    incoming: Incoming | None = None,
 ) -> Candidate | None:
-    """The nearest of `ordered` (sorted by distance) if it lies in `judge`'s update band,
-    when none lies under the threshold; else None."""
+    """The nearest of `ordered` (sorted by distance) if it lies in `judge`'s update band for
+    `incoming`, when none lies under the threshold; else None."""
     if not ordered or ordered[0].distance < threshold:
         return None
-    return ordered[0] if ordered[0].distance < threshold + update_band(judge) else None
+    band = update_band(judge, incoming)
+    return ordered[0] if ordered[0].distance < threshold + band else None
 
 
 def links_far(j: Judgement) -> bool:

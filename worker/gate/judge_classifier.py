@@ -30,6 +30,7 @@ from memsieve.gate.judge_features import PairFeatures, pair_features
 
 # The weights' types live beside their loader; named here too (the judge's public names).
 from memsieve.gate.judge_weights import Model, Weights, load_weights, weights_from_json
+from memsieve.schemas.memory import memory_text
 
 __all__ = [
     "ClassifierJudge",
@@ -42,10 +43,8 @@ __all__ = [
 
 # Without a trained update model: an update is one value swapped in an aligned sentence.
 UPDATE_MAX_UNALIGNED = 2
-
-
-def memory_text(heading: str, content: str) -> str:
-    return gguards.memory_text(heading, content)
+# Past the threshold, an announced change's nearest memory is judged (decide.update_band).
+ANNOUNCED_BAND = 0.15
 
 
 class ClassifierJudge:
@@ -76,6 +75,7 @@ class ClassifierJudge:
         self.distance_scale = distance_scale
         self.model_distances = model_distances
         self.update_band = update_band / distance_scale if distance_scale > 0 else 0.0
+        self.announced_band = ANNOUNCED_BAND / distance_scale if distance_scale > 0 else 0.0
 
     def warm_up(self) -> None:
         """Load the encoder's model now, if it has one (`MiniLMTokenEncoder.warm_up`)."""

@@ -148,10 +148,10 @@ def run(pairs: Sequence[LabelledPair], embedder: Embedder, judge: Judge) -> Qual
     outcomes: list[Outcome | None] = [None] * len(pairs)
     from memsieve.gate.decide import links_far, update_band
 
-    band = update_band(judge)
     thr_of = [thresholds.threshold_for(embedder.model, p.kind) for p in pairs]
     for i, (p, d) in enumerate(zip(pairs, dist, strict=True)):
         thr = thr_of[i]
+        band = update_band(judge, Incoming("quality", p.kind, "", p.b, ""))
         if p.a == p.b:
             outcomes[i] = Outcome(p, 0.0, "merge", "identical", "hash", "byte-identical")
         elif d >= thr + band:
