@@ -25,6 +25,9 @@ import numpy as np
 from memsieve.gate import judge_initials
 from memsieve.gate import text as gtext
 
+# What two words must share to count as one word (their keys), from the text analysis.
+from memsieve.gate.text import word_key, word_keys
+
 if TYPE_CHECKING:
     from memsieve.embedders.local import TokenVectors
 
@@ -46,7 +49,7 @@ class WordVectors:
     @cached_property
     def keys(self) -> np.ndarray:
         """Each word's `word_key` (object array; "" for a word that folds to nothing)."""
-        return np.array([word_key(w) for w in self.words], dtype=object).reshape(-1)
+        return np.array(word_keys(self.words), dtype=object).reshape(-1)
 
     @cached_property
     def content_at(self) -> np.ndarray:
@@ -217,7 +220,7 @@ class LexicalTokenEncoder:
                 w.lower()
                 for w in gtext._WORD.findall(t) or [t]  # noqa: SLF001
             )
-            keys = [word_key(w) for w in words]
+            keys = word_keys(words)
             vocab = {k: i for i, k in enumerate(dict.fromkeys(keys))}
             mat = np.zeros((len(words), max(1, len(vocab))), dtype=np.float32)
             for i, k in enumerate(keys):
@@ -280,16 +283,8 @@ def _same_keys(ka: np.ndarray, kb: np.ndarray) -> np.ndarray:
     return ca[:, None] == cb[None, :]
 
 
-@lru_cache(maxsize=65536)
-def word_key(word: str) -> str:
-    """What two words must share to count as one word: case, plurals and common suffixes
-    folded, and the words of one synonym group of generic nouns (repo / project) made one."""
-    return gtext.stem(gtext.synonym_key(gtext.norm_word(word)))
-
-
 def _align_lexical(a: WordVectors, b: WordVectors) -> Alignment:
-    keys_a = {word_key(w) for w in a.words}
-    keys_b = {word_key(w) for w in b.words}
+    keys_a, keys_b = set(word_keys(a.words)), set(word_keys(b.words))
     ia = [w for w, c in zip(a.words, a.content, strict=True) if c]
     ib = [w for w, c in zip(b.words, b.content, strict=True) if c]
     return Alignment(

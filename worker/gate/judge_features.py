@@ -18,7 +18,7 @@ from memsieve.gate import guards as gguards
 from memsieve.gate import judge_converse, judge_exchange, judge_shapes
 from memsieve.gate import text as gtext
 from memsieve.gate.decide import Veto
-from memsieve.gate.judge_align import Alignment, word_key
+from memsieve.gate.judge_align import Alignment, word_key, word_keys
 from memsieve.gate.judge_markers import markers, prohibits
 
 # Similarity under which a content word counts as not aligned with anything on the other side.
@@ -224,13 +224,13 @@ def pair_features(
     mid = UNALIGNED[1]
     ua, ub = float(below_a[1]), float(below_b[1])
     hard_names = {v.guard for v in hard}
-    keys_a = frozenset(judge_shapes.word_keys(an_a.content_words))
-    keys_b = frozenset(judge_shapes.word_keys(an_b.content_words))
+    keys_a = frozenset(word_keys(an_a.content_words))
+    keys_b = frozenset(word_keys(an_b.content_words))
     content_keys = keys_a | keys_b
     subs = judge_shapes.substitutions(an_a.words, an_b.words, content_keys)
     subst_words = {x for x, _ in subs} | {y for _, y in subs}
-    best = dict(zip(judge_shapes.word_keys(alignment.a_words), la, strict=True))
-    best |= zip(judge_shapes.word_keys(alignment.b_words), lb, strict=True)
+    best = dict(zip(word_keys(alignment.a_words), la, strict=True))
+    best |= zip(word_keys(alignment.b_words), lb, strict=True)
     subst_align = min((float(best.get(w, 1.0)) for w in subst_words), default=1.0)
     big_a, big_b = judge_shapes.bigrams(an_a.words), judge_shapes.bigrams(an_b.words)
     bigram_jac = len(big_a & big_b) / max(1, len(big_a | big_b))

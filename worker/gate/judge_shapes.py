@@ -11,13 +11,7 @@ import re
 from functools import lru_cache
 
 from memsieve.gate import judge_converse
-from memsieve.gate.judge_align import word_key
-
-
-@lru_cache(maxsize=16384)
-def word_keys(words: tuple[str, ...]) -> tuple[str, ...]:
-    """Each word's `word_key`, once per text (a text meets several candidates)."""
-    return tuple(word_key(w) for w in words)
+from memsieve.gate.judge_align import word_key, word_keys
 
 
 def substitutions(

@@ -774,6 +774,19 @@ def stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=65536)
+def word_key(word: str) -> str:
+    """What two words must share to count as one word: case, plurals and common suffixes
+    folded, and the words of one synonym group of generic nouns (repo / project) made one."""
+    return stem(synonym_key(norm_word(word)))
+
+
+@lru_cache(maxsize=16384)
+def word_keys(words: tuple[str, ...]) -> tuple[str, ...]:
+    """Each word's `word_key`, once per text (a text meets several candidates)."""
+    return tuple(word_key(w) for w in words)
+
+
 def _norm_identifier(tok: str) -> str:
     """Code-ish tokens keep their separators (user_id.py != user-id.py); compound words lose them."""
     low = tok.lower().rstrip(".")
