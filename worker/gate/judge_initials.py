@@ -61,9 +61,9 @@ def written_together(one: tuple[str, ...], two: tuple[str, ...]) -> Iterator[tup
     if not pairs:
         return
     long = _long_words(one)
-    joined = long.keys() & pairs.keys()  # most pairs of texts have none: one set operation
-    if not joined:
+    if pairs.keys().isdisjoint(long):  # most pairs of texts have none
         return
+    joined = long.keys() & pairs.keys()
     lower = _shape(two)[0]
     for i, j in sorted((i, pairs[w]) for w in joined if w not in lower for i in long[w]):
         yield i, range(j, j + 2)

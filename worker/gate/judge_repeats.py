@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from memsieve.gate import judge_variants
 from memsieve.gate import text as gtext
 from memsieve.gate.judge_markers import CORRECTION_MARKERS, UPDATE_MARKERS
 
 
+@lru_cache(maxsize=4096)
 def _folded(text: str) -> str:
-    """Case, white space and Unicode forms folded ("Naïve" composed or decomposed)."""
+    """Case, white space and Unicode forms folded ("Naïve" composed or decomposed); cached
+    per text (a text meets several candidates, and each pair folds both texts twice)."""
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 

@@ -133,15 +133,19 @@ def _letters_swapped(x: str, y: str) -> bool:
     return x[diff[0]] == y[diff[1]] and x[diff[1]] == y[diff[0]]
 
 
+@lru_cache(maxsize=4096)
+def _typo_parts(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Per text, once: its words (`_TYPO_TOKEN`) and the marks between them."""
+    return tuple(_TYPO_TOKEN.findall(text)), tuple(_TYPO_TOKEN.sub("", text).split())
+
+
 def typo_fixed(live: str, incoming: str) -> bool:
     """The same words and marks in the same order, but for misspelt words corrected (or
     introduced): one letter inserted or dropped, or two neighbouring letters swapped, inside
     a word ("manual aproval" / "manual approval", "CDN cahce" / "CDN cache"). The same fact,
     whatever the guards read."""
-    ta, tb = _TYPO_TOKEN.findall(live), _TYPO_TOKEN.findall(incoming)
-    if len(ta) != len(tb) or ta == tb:
-        return False
-    if _TYPO_TOKEN.sub("", live).split() != _TYPO_TOKEN.sub("", incoming).split():
+    (ta, rest_a), (tb, rest_b) = _typo_parts(live), _typo_parts(incoming)
+    if len(ta) != len(tb) or ta == tb or rest_a != rest_b:
         return False
     return all(
         x.lower() == y.lower()
