@@ -125,6 +125,32 @@ class Worker:
     def tail(self, n: int = 3000) -> str:
         return self.log.read_text(errors="replace")[-n:]
 
+    def thread_cpu(self) -> dict[tuple[int, int], float]:
+        """CPU seconds (user + system) so far of every thread of the worker's processes, by
+        (pid, tid); a process's main thread has tid == pid. Linux (/proc) only."""
+        import psutil
+
+        out: dict[tuple[int, int], float] = {}
+        try:
+            main = psutil.Process(self.proc.pid)
+            pids = [main.pid, *(c.pid for c in main.children(recursive=True))]
+        except psutil.NoSuchProcess:
+            return out
+        tick = os.sysconf("SC_CLK_TCK")
+        for pid in pids:
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+            except FileNotFoundError:
+                continue
+            for tid in tids:
+                try:
+                    stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+                except FileNotFoundError:
+                    continue
+                fields = stat[stat.rindex(")") + 2 :].split()
+                out[(pid, int(tid))] = (int(fields[11]) + int(fields[12])) / tick
+        return out
+
     def peak_rss_mb(self) -> dict[str, float]:
         """VmHWM (peak resident set) of the worker's main process and each child, in MiB."""
         import psutil

@@ -12,9 +12,14 @@ ratios):
     flushes while the other would sit idle), sent as capture messages to a real
     `memsieve worker` (prefork, --concurrency 2, MEMSIEVE_EMBEDDER=local), timed from the
     first send until every event has an outcome in Postgres (events/s); once with
-    MEMSIEVE_LOCAL_THREADS=1 (one core per process, the old behaviour), once with the
-    default (every core per process), and once with the default but MEMSIEVE_EMBED_AHEAD=false
-    (the worker that finds the namespace busy does not embed its next batch meanwhile).
+    MEMSIEVE_LOCAL_THREADS=1 (one core per process), once with the default (every core per
+    process), and once with the default but MEMSIEVE_EMBED_AHEAD=false (the worker that
+    finds the namespace busy does not embed its next batch meanwhile);
+  * for the default run, the worker's CPU over the same window (every thread of its
+    processes, from /proc): ms per event (the model, Celery, capture, the gate and its
+    judge, the writes), and how many of the machine's cores were busy on average. The local
+    path is CPU-bound: its ratio to raw is about (the raw run's CPU per text / the worker's
+    CPU per event) x (cores busy / 2).
 Every text is distinct, so the embedding cache and in-batch dedupe save nothing.
 """
 
@@ -67,7 +72,10 @@ def e2e_rate(
     batch: int,
     judge: str = "",
     ahead: bool = True,
+    cpu: dict[str, float] | None = None,
 ) -> float:
+    """Events per second end to end; `cpu`, if given, gets the worker's CPU over the timed
+    window: "ms" per event, "cores" busy on average."""
     db = svc.fresh_db()
     extra = {"MEMSIEVE_EMBEDDER": "local", "MEMSIEVE_BATCH_SIZE": str(batch)}
     if not ahead:
@@ -83,6 +91,7 @@ def e2e_rate(
         worker.wait_ready(timeout=180)
         app = configure(replace(Settings.from_env(env).resolved()))
         with psycopg.connect(db, autocommit=True) as conn:
+            before = worker.thread_cpu()
             started = time.monotonic()
             for chunk in harness.chunks(events, batch):
                 app.send_task(constants.TASK_CAPTURE, args=[chunk], queue=constants.QUEUE)
@@ -94,8 +103,12 @@ def e2e_rate(
                     break
                 time.sleep(0.05)
             elapsed = time.monotonic() - started
+            after = worker.thread_cpu()
     finally:
         worker.stop()
+    if cpu is not None:
+        used = sum(v - before.get(k, 0.0) for k, v in after.items())
+        cpu.update(ms=1000 * used / len(events), cores=used / elapsed)
     return len(events) / elapsed
 
 
@@ -112,6 +125,7 @@ def main() -> None:
     events = distinct_events(args.events)
     texts = [memory_text(e["heading"], e["content"]) for e in events]
     local.graph_path(Settings.from_env().model_cache)  # built once, outside every timing
+    cpu_runs: list[dict[str, float]] = []
     runs: dict[str, list[float]] = {
         "raw-1": [],
         "raw-2": [],
@@ -124,7 +138,10 @@ def main() -> None:
             runs["raw-1"].append(raw_rate(texts, 1, args.batch_size))
             runs["raw-2"].append(raw_rate(texts, 2, args.batch_size))
             runs["e2e-1"].append(e2e_rate(svc, events, "1", args.batch_size, args.judge))
-            runs["e2e-all"].append(e2e_rate(svc, events, "", args.batch_size, args.judge))
+            cpu_runs.append({})
+            runs["e2e-all"].append(
+                e2e_rate(svc, events, "", args.batch_size, args.judge, cpu=cpu_runs[-1])
+            )
             runs["e2e-no-ahead"].append(
                 e2e_rate(svc, events, "", args.batch_size, args.judge, ahead=False)
             )
@@ -145,6 +162,14 @@ def main() -> None:
     print(
         f"  end to end / raw 2 threads        {harness.median(ratios):7.0%}"
         f"  (same-run ratios {', '.join(f'{r:.0%}' for r in ratios)})"
+    )
+    raw_ms = [2000 / r for r in runs["raw-2"]]  # CPU per text of the raw two-thread run
+    print(
+        f"  default run's worker CPU {harness.median([c['ms'] for c in cpu_runs]):.1f} ms "
+        f"per event (raw, 2 threads: <= {harness.median(raw_ms):.1f} ms per text); cores busy "
+        f"{harness.median([c['cores'] for c in cpu_runs]):.2f} of 2 (runs "
+        + ", ".join(f"{c['cores']:.2f}" for c in cpu_runs)
+        + ")"
     )
     off = [e / r for e, r in zip(runs["e2e-no-ahead"], runs["raw-2"], strict=True)]
     print(
