@@ -187,6 +187,32 @@ def test_graph_built_once_into_the_cache(tmp_path: Path) -> None:
     assert again.stat().st_mtime_ns == stamp - 10**9  # reused, not rebuilt
 
 
+
+def test_the_optimised_graph_is_kept_and_gives_the_same_vectors_bit_for_bit(
+    tmp_path: Path,
+) -> None:
+    """The first session optimises the graph and keeps the result beside it; a later one
+    loads that file as it is (no optimising at start-up), with the same outputs; a kept file
+    that does not load is built again."""
+    from memsieve.embedders import minilm_graph
+
+    graph = local.graph_path(tmp_path / "cache")
+    feed = {
+        "input_ids": np.array([[101, 7592, 2088, 102], [101, 2088, 102, 0]], dtype=np.int64),
+        "attention_mask": np.array([[1, 1, 1, 1], [1, 1, 1, 0]], dtype=np.int64),
+    }
+    first = minilm_graph.session(graph).run(None, feed)
+    kept = sorted(graph.parent.glob("*.opt.onnx"))
+    assert len(kept) == 1 and not list(graph.parent.glob("*.tmp"))
+    stamp = kept[0].stat().st_mtime_ns
+    again = minilm_graph.session(graph).run(None, feed)
+    assert kept[0].stat().st_mtime_ns == stamp  # loaded, not written again
+    assert all(np.array_equal(x, y) for x, y in zip(first, again, strict=True))
+    kept[0].write_bytes(b"not a model")
+    rebuilt = minilm_graph.session(graph).run(None, feed)
+    assert kept[0].stat().st_size > 1_000_000
+    assert all(np.array_equal(x, y) for x, y in zip(first, rebuilt, strict=True))
+
 @pytest.mark.parametrize("raw", ["-1", "two"])
 def test_bad_thread_count_is_a_clear_config_error(raw: str) -> None:
     with pytest.raises(errors.ConfigError, match="MEMSIEVE_LOCAL_THREADS"):

@@ -105,7 +105,7 @@ class _Runtime:
     def __init__(self, n_threads: int, cache: Path) -> None:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         try:
-            import onnxruntime as ort
+            import onnxruntime  # noqa: F401 - the session is made in minilm_graph
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise _missing(exc) from exc
@@ -116,14 +116,9 @@ class _Runtime:
         tok.enable_truncation(MAX_TOKENS)
         tok.enable_padding(pad_id=0, pad_token="[PAD]")
         self.tokenizer = tok
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = 1
-        opts.inter_op_num_threads = 1
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.log_severity_level = 3
-        self.session = ort.InferenceSession(
-            str(graph_path(cache, source)), opts, providers=["CPUExecutionProvider"]
-        )
+        from memsieve.embedders import minilm_graph
+
+        self.session = minilm_graph.session(graph_path(cache, source))
         self.threads = n_threads
         self.pool = ThreadPoolExecutor(n_threads, "memsieve-minilm") if n_threads > 1 else None
 
