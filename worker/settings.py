@@ -140,7 +140,8 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     ),
     "MEMSIEVE_MODEL_CACHE": (
         "$XDG_CACHE_HOME/memsieve or ~/.cache/memsieve",
-        "where the local embedder keeps the ONNX graph it builds from the packaged weights",
+        "where the local embedder keeps the ONNX graph it builds from the packaged weights, and "
+        "ONNX Runtime's optimised copy of it",
     ),
     "MEMSIEVE_MCP_NAMESPACES": (
         "",

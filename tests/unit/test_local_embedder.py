@@ -187,9 +187,8 @@ def test_graph_built_once_into_the_cache(tmp_path: Path) -> None:
     assert again.stat().st_mtime_ns == stamp - 10**9  # reused, not rebuilt
 
 
-
 def test_the_optimised_graph_is_kept_and_gives_the_same_vectors_bit_for_bit(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first session optimises the graph and keeps the result beside it; a later one
     loads that file as it is (no optimising at start-up), with the same outputs; a kept file
@@ -212,6 +211,18 @@ def test_the_optimised_graph_is_kept_and_gives_the_same_vectors_bit_for_bit(
     rebuilt = minilm_graph.session(graph).run(None, feed)
     assert kept[0].stat().st_size > 1_000_000
     assert all(np.array_equal(x, y) for x, y in zip(first, rebuilt, strict=True))
+    # A cache it may not write to (root ignores directory modes: the refusal is made
+    # here): the session still loads, and nothing is kept.
+    kept[0].unlink()
+
+    def refused(*_: object, **__: object) -> None:
+        raise PermissionError(13, "Permission denied", str(graph.parent))
+
+    monkeypatch.setattr(minilm_graph.tempfile, "mkstemp", refused)
+    ro = minilm_graph.session(graph).run(None, feed)
+    assert not list(graph.parent.glob("*.opt.onnx"))
+    assert all(np.array_equal(x, y) for x, y in zip(first, ro, strict=True))
+
 
 @pytest.mark.parametrize("raw", ["-1", "two"])
 def test_bad_thread_count_is_a_clear_config_error(raw: str) -> None:

@@ -225,10 +225,14 @@ def session(graph: Path) -> Any:
             )
         except Exception:  # noqa: BLE001 - truncated or foreign: optimise the graph again
             target.unlink(missing_ok=True)
-    # Written beside, then renamed, as `cached` does: a reader never sees half of one.
-    fd, tmp = tempfile.mkstemp(dir=graph.parent, prefix=target.name, suffix=".tmp")
-    os.close(fd)
     opts = _options(ort, optimise=True)
+    # Written beside, then renamed, as `cached` does: a reader never sees half of one. A
+    # cache this process may not write to (read-only, another user's) keeps nothing.
+    try:
+        fd, tmp = tempfile.mkstemp(dir=graph.parent, prefix=target.name, suffix=".tmp")
+    except OSError:
+        return ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"])
+    os.close(fd)
     opts.optimized_model_filepath = tmp
     try:
         made = ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"])
