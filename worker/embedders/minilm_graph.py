@@ -11,11 +11,12 @@ with (worker.gate.judge_align); a caller that does not ask for them pays nothing
 
 The build takes about a second; the protobuf is written by worker.embedders.onnx_proto (no
 `onnx` package at run time). worker.embedders.local runs it once per machine and keeps the
-file in a cache directory.
+file in a cache directory, with ONNX Runtime's optimised copy of it beside (`session`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -213,7 +214,7 @@ def session(graph: Path) -> Any:
     ORT_ENABLE_ALL graph may hold operators for this CPU only), and loaded as it is the next
     time: optimising takes ~0.4 s of every process start (a `write`, a `recall`, each worker
     process), loading the optimised graph ~0.13 s. The two give the same vectors, bit for bit
-    (tests/integration/test_local_embedder.py). A cached file that does not load is built
+    (tests/unit/test_local_embedder.py). A cached file that does not load is built
     again."""
     import onnxruntime as ort
 
@@ -224,7 +225,8 @@ def session(graph: Path) -> Any:
                 str(target), _options(ort, optimise=False), providers=["CPUExecutionProvider"]
             )
         except Exception:  # noqa: BLE001 - truncated or foreign: optimise the graph again
-            target.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                target.unlink(missing_ok=True)
     opts = _options(ort, optimise=True)
     # Written beside, then renamed, as `cached` does: a reader never sees half of one. A
     # cache this process may not write to (read-only, another user's) keeps nothing.
