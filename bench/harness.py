@@ -125,19 +125,22 @@ class Worker:
     def tail(self, n: int = 3000) -> str:
         return self.log.read_text(errors="replace")[-n:]
 
+    def _pids(self) -> list[int]:
+        """The worker's main process, then each of its children (none once it is gone)."""
+        import psutil
+
+        try:
+            main = psutil.Process(self.proc.pid)
+            return [main.pid, *(c.pid for c in main.children(recursive=True))]
+        except psutil.NoSuchProcess:
+            return []
+
     def thread_cpu(self) -> dict[tuple[int, int], float]:
         """CPU seconds (user + system) so far of every thread of the worker's processes, by
         (pid, tid); a process's main thread has tid == pid. Linux (/proc) only."""
-        import psutil
-
         out: dict[tuple[int, int], float] = {}
-        try:
-            main = psutil.Process(self.proc.pid)
-            pids = [main.pid, *(c.pid for c in main.children(recursive=True))]
-        except psutil.NoSuchProcess:
-            return out
         tick = os.sysconf("SC_CLK_TCK")
-        for pid in pids:
+        for pid in self._pids():
             try:
                 tids = os.listdir(f"/proc/{pid}/task")
             except FileNotFoundError:
@@ -153,17 +156,10 @@ class Worker:
 
     def peak_rss_mb(self) -> dict[str, float]:
         """VmHWM (peak resident set) of the worker's main process and each child, in MiB."""
-        import psutil
-
         out: dict[str, float] = {}
-        try:
-            main = psutil.Process(self.proc.pid)
-            procs = [main, *main.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            return out
-        for i, p in enumerate(procs):
+        for i, pid in enumerate(self._pids()):
             try:
-                status = Path(f"/proc/{p.pid}/status").read_text()
+                status = Path(f"/proc/{pid}/status").read_text()
             except FileNotFoundError:
                 continue
             for line in status.splitlines():
