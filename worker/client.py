@@ -16,6 +16,9 @@ validates each event against the schema and runs the worker's own secret scanner
     except client.Unavailable:
         ...                                     # the broker did not answer in time
 
+A plain `redis://` broker URL is written to directly (memsieve.delivery.publish: the
+message Celery would send, without importing Celery); any other goes through Celery.
+
 Given the install key (`install_key=`, the bytes of MEMSIEVE_KEY_FILE), each clean
 event is sent with a scan stamp (memsieve.delivery.stamp): a worker of the same install
 and scanner version then does not scan it a second time. Without it, the worker scans.
@@ -33,7 +36,7 @@ from typing import Any
 
 from memsieve import constants
 from memsieve.capture import policy, secrets
-from memsieve.delivery import stamp
+from memsieve.delivery import publish, stamp
 from memsieve.schemas import events as ev
 from pydantic import ValidationError
 
@@ -83,13 +86,24 @@ class CaptureClient:
         queue: str = constants.QUEUE,
         install_key: bytes | None = None,
     ):
-        from celery import Celery
-
         self.timeout = timeout
         self.queue = queue
+        self._broker_url = broker_url
         self._stamp_key = stamp.stamp_key(install_key) if install_key else None
-        self._app = Celery("memsieve-producer", broker=broker_url, set_as_current=False)
-        self._app.conf.update(
+        self._lock = threading.Lock()
+        # A plain redis:// broker is written to directly (memsieve.delivery.publish);
+        # any other goes through a Celery app of its own.
+        self._light = (
+            publish.RedisPublisher(broker_url, timeout) if publish.light(broker_url) else None
+        )
+        self._app: Any = None if self._light else self._celery(broker_url, timeout)
+
+    @staticmethod
+    def _celery(broker_url: str, timeout: float) -> Any:
+        from celery import Celery
+
+        app = Celery("memsieve-producer", broker=broker_url, set_as_current=False)
+        app.conf.update(
             task_serializer="json",
             broker_connection_timeout=timeout,
             broker_connection_retry=False,
@@ -103,6 +117,7 @@ class CaptureClient:
             # below is all they carry.
             task_send_sent_event=False,
         )
+        return app
 
     def capture(self, event: Mapping[str, Any] | ev.CaptureEvent) -> str:
         """Check and send one event; return its event id (`memsieve events --event-id`)."""
@@ -118,9 +133,14 @@ class CaptureClient:
         headers = {stamp.HEADER: stamps} if any(stamps) else None
         summary = f"[{len(ids)} event(s) ns={','.join(sorted({e.namespace for e in checked}))[:80]} first={ids[0] if ids else '-'}]"
         error: list[BaseException] = []
+        light = self._light
 
-        def publish() -> None:
+        def publish_it() -> None:
             try:
+                if light is not None:
+                    with self._lock:
+                        light.send(constants.TASK_CAPTURE, [payload], self.queue, summary, headers)
+                    return
                 self._app.send_task(
                     constants.TASK_CAPTURE,
                     args=[payload],
@@ -134,17 +154,26 @@ class CaptureClient:
                 error.append(exc)
 
         # A thread bounds the whole publish, whatever the transport does with its timeouts.
-        thread = threading.Thread(target=publish, name="memsieve-publish", daemon=True)
+        thread = threading.Thread(target=publish_it, name="memsieve-publish", daemon=True)
         thread.start()
         thread.join(self.timeout)
         if thread.is_alive():
+            if light is not None:
+                # The stuck send keeps its connection (and closes it when it times out);
+                # the next capture opens a new one.
+                self._light = publish.RedisPublisher(self._broker_url, self.timeout)
             raise Unavailable(f"the broker did not take the event(s) within {self.timeout:g} s")
         if error:
+            if isinstance(error[0], publish.Unavailable):
+                raise Unavailable(str(error[0])) from None
             raise Unavailable(f"the broker refused: {type(error[0]).__name__}") from None
         return ids
 
     def close(self) -> None:
-        self._app.close()
+        if self._light is not None:
+            self._light.close()
+        if self._app is not None:
+            self._app.close()
 
     def __enter__(self) -> CaptureClient:
         return self

@@ -108,29 +108,52 @@ def check_item(
 
 class _Sender:
     """Sends checked chunks; settings are resolved (embedded services started) at the
-    first chunk that has something to send, so a refused lone event touches nothing."""
+    first chunk that has something to send, so a refused lone event touches nothing.
+
+    A plain `redis://` broker (the embedded one, and most) is written to directly
+    (memsieve.delivery.publish: no Celery, kombu or redis-py to import); any other
+    goes through the Celery app."""
 
     def __init__(self, settings: Settings, queue: str) -> None:
         self.settings = settings
         self.queue = queue
         self.app: Any = None
+        self.light: Any = None
 
     def send(self, chunk: list[Any], stamps: list[str | None] | None = None) -> None:
         from memsieve import constants
-        from memsieve.delivery import stamp
+        from memsieve.delivery import publish, stamp
         from memsieve.ids import describe_payload
 
-        if self.app is None:
-            from memsieve.app import configure
+        if self.app is None and self.light is None:
+            settings = resolve(self.settings, need_db=False)
+            if publish.light(settings.broker_url):
+                self.light = publish.RedisPublisher(settings.broker_url or "")
+            else:
+                from memsieve.app import configure
 
-            self.app = configure(resolve(self.settings, need_db=False))
+                self.app = configure(settings)
+        headers = {stamp.HEADER: stamps} if stamps and any(stamps) else None
+        if self.light is not None:
+            self.light.send(
+                constants.TASK_CAPTURE, [chunk], self.queue, describe_payload(chunk), headers
+            )
+            return
         self.app.send_task(
             constants.TASK_CAPTURE,
             args=[chunk],
             queue=self.queue,
             argsrepr=describe_payload(chunk),
-            headers={stamp.HEADER: stamps} if stamps and any(stamps) else None,
+            headers=headers,
         )
+
+    def close(self) -> None:
+        if self.light is not None:
+            self.light.close()
+
+
+class NotSent(ConnectionError):
+    """The broker stopped taking chunks; the message says how many items it took."""
 
 
 def enqueue(
@@ -140,10 +163,11 @@ def enqueue(
     items are checked, so the worker starts on the first while later ones are read.
 
     An item holding a secret is never sent (its chunk-mates are): its id is None and the
-    reason is in the second list. Returns (ids in item order, refusal reasons).
+    reason is in the second list. Returns (ids in item order, refusal reasons). A broker
+    that stops taking chunks raises NotSent, which says from which item nothing was sent.
     """
     from memsieve import constants
-    from memsieve.delivery import stamp
+    from memsieve.delivery import publish, stamp
 
     out: list[str | None] = []
     problems: list[str] = []
@@ -156,18 +180,24 @@ def enqueue(
     # captures (constants.QUEUES); one event is a live capture.
     lane = constants.QUEUE if len(first) == 1 else constants.QUEUE_BACKFILL
     sender = _Sender(settings, lane)
-    for part in _chunks(itertools.chain(first, it), max(1, chunk)):
-        clean, stamps = [], []
-        for item in part:
-            eid, problem, made = check_item(len(out) + 1, item, key)
-            out.append(eid)
-            if problem is None:
-                clean.append(item)
-                stamps.append(made)
-            else:
-                problems.append(problem)
-        if clean:
-            sender.send(clean, stamps)
+    try:
+        for part in _chunks(itertools.chain(first, it), max(1, chunk)):
+            clean, stamps = [], []
+            for item in part:
+                eid, problem, made = check_item(len(out) + 1, item, key)
+                out.append(eid)
+                if problem is None:
+                    clean.append(item)
+                    stamps.append(made)
+                else:
+                    problems.append(problem)
+            if clean:
+                sender.send(clean, stamps)
+    except publish.Unavailable as exc:
+        sent = len(out) - len(part)
+        raise NotSent(f"{exc}; nothing from item {sent + 1} on was sent") from None
+    finally:
+        sender.close()
     return out, problems
 
 
@@ -190,7 +220,10 @@ def cmd_enqueue(settings: Settings, args: argparse.Namespace) -> int:
         items = [event]
     else:
         return fail("enqueue needs --content (with --namespace --kind --heading) or --file PATH|-")
-    ids, problems = enqueue(items, settings, args.chunk)
+    try:
+        ids, problems = enqueue(items, settings, args.chunk)
+    except NotSent as exc:
+        return fail(str(exc), 1)
     if args.json:
         emit_json(ids)
     elif ids:
