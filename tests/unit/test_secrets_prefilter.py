@@ -87,3 +87,28 @@ def test_a_case_insensitive_part_inside_a_case_sensitive_group_is_read_on_the_lo
     scan = fastre.Scan(rx)
     assert scan.needs[0] == (frozenset({"qzc", "qabc"}), True)
     assert [m.span() for m in scan.finditer("QABc", "qabc")] == [(0, 4)]
+
+
+def test_candidates_are_the_scans_whose_literals_the_text_holds() -> None:
+    """The one-pass lookup (an Aho-Corasick automaton over the gate literals) picks what
+    testing every scan's literals one by one picks: the same scans on ASCII text, and
+    never fewer on other text (where the lower-case literals cannot be read)."""
+    corpus = texts()
+    corpus += [t.upper() for t in corpus[:300]] + [t + " ſ ß" for t in corpus[:300]]
+    for pf in (patterns._formats(), prose._SCANS):
+
+        def one_by_one(text: str, low: str | None, pf: fastre.Prefilter = pf) -> list[int]:
+            return [
+                i
+                for i, scan in enumerate(pf.scans)
+                if scan.possible(text, low)
+                and (not pf.extra[i] or any(w in text for w in pf.extra[i]))
+            ]
+
+        for t in corpus:
+            low = fastre.lowered(t)
+            got, want = pf.candidates(t, low), one_by_one(t, low)
+            if low is not None:
+                assert got == want, t
+            else:
+                assert set(want) <= set(got), t

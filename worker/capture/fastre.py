@@ -26,8 +26,11 @@ match without testing each one's literals (`memsieve.capture.retree` reads the t
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
+from typing import Any
 
+import ahocorasick
 from memsieve.capture.retree import Need, needs_of, score, twin_of
 
 
@@ -112,22 +115,13 @@ def lowered(text: str) -> str | None:
     return text.lower() if text.isascii() else None
 
 
-# Characters from the rarest in lessons to the most common: a literal is filed under its
-# rarest character (`ghp_` under `_`), and a text without that character skips it.
-_RARE_FIRST = (
-    "$~^|\\{}[]<>@#%&*+!?;`'\"_=/:-()0123456789QZXJKVBPYGFWMUCLDRHSNIOATE"
-    "zqxjkvbpygfwmucldrhsnioate.,"
-)
-_RANK = {c: i for i, c in enumerate(_RARE_FIRST)}
-
-
 class Prefilter:
     """Which of many `Scan`s a text can match, in their order, without testing each
-    scan's literals one by one. Each scan is indexed under the literals of its most
-    selective need, and each literal under its rarest character: a text looks up the
-    literals filed under its own characters, tests those with `in`, and only the scans
-    of the literals it holds (and those with no need) are tested further. `extra[i]`, if
-    given, is one more set of case-sensitive literals scan i needs."""
+    scan's literals one by one. Each scan is gated by the literals of its most selective
+    need; one Aho-Corasick pass (pyahocorasick, in C) per text finds every gate literal
+    the text holds, and only the scans of those literals (and those with no need) are
+    tested further. `extra[i]`, if given, is one more set of case-sensitive literals scan
+    i needs."""
 
     def __init__(self, scans: list[Scan], extra: list[tuple[str, ...]] | None = None) -> None:
         self.scans = scans
@@ -135,13 +129,20 @@ class Prefilter:
         self._ready = False
         self._always: list[int] = []
         self._never_ascii: list[int] = []  # a need no ASCII text meets: run on others only
-        # case-sensitive (on text) and lower-case (on text.lower()) literals:
-        # character -> literals filed under it; literal -> scans gated by it
-        self._chars: tuple[dict[str, list[str]], dict[str, list[str]]] = ({}, {})
+        # case-sensitive (on text) and lower-case (on text.lower()) gate literals -> the
+        # scans each one gates, and an automaton over them (None: no literal)
         self._gated: tuple[dict[str, list[int]], dict[str, list[int]]] = ({}, {})
+        self._found: tuple[Any, Any] = (None, None)
         self._rest: list[tuple[tuple[tuple[str, ...], bool], ...]] = []
+        # Built at first use, once, whichever thread (an MCP tool thread) comes first.
+        self._lock = threading.Lock()
 
     def _prepare(self) -> None:
+        with self._lock:
+            if not self._ready:
+                self._build()
+
+    def _build(self) -> None:
         for i, scan in enumerate(self.scans):
             needs = list(scan.needs)
             if self.extra[i]:
@@ -150,7 +151,7 @@ class Prefilter:
             # What is left to test once the gate's literal was found (in order of selectivity).
             rest = tuple((tuple(w), low) for w, low in needs if (w, low) != gate)
             self._rest.append(rest)
-            if gate is None:
+            if gate is None or "" in gate[0]:  # no need, or one every text meets
                 self._always.append(i)
                 continue
             words, on_low = gate
@@ -159,9 +160,14 @@ class Prefilter:
                 continue
             for w in words:
                 self._gated[on_low].setdefault(w, []).append(i)
-                if len(self._gated[on_low][w]) == 1:
-                    key = min(w, key=lambda c: _RANK.get(c, -1))
-                    self._chars[on_low].setdefault(key, []).append(w)
+        found = []
+        for gated in self._gated:
+            automaton = ahocorasick.Automaton()
+            for w, scans in gated.items():
+                automaton.add_word(w, tuple(scans))
+            automaton.make_automaton()
+            found.append(automaton if gated else None)
+        self._found = (found[0], found[1])
         self._ready = True
 
     def candidates(self, text: str, low: str | None) -> list[int]:
@@ -173,13 +179,10 @@ class Prefilter:
             picked.update(self._never_ascii)
             for scans in self._gated[True].values():
                 picked.update(scans)
-        for on_low, hay in ((False, text), (True, low)):
-            if hay is None:
-                continue
-            by_char, gated = self._chars[on_low], self._gated[on_low]
-            for c in by_char.keys() & set(hay):
-                for w in filter(hay.__contains__, by_char[c]):
-                    picked.update(gated[w])
+        for automaton, hay in zip(self._found, (text, low), strict=True):
+            if hay is not None and automaton is not None:
+                for _end, scans in automaton.iter(hay):
+                    picked.update(scans)
         out = []
         for i in sorted(picked):
             for words, on_low in self._rest[i]:
