@@ -15,11 +15,14 @@ from urllib.parse import urlsplit
 import pytest
 import redis
 from celery import Celery
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from memsieve import constants
 from memsieve.delivery import publish
 from memsieve.ops.services import free_port
 
 from tests.support.cli import run
+from tests.support.strategies import raw_items
 
 CHUNK = [{"namespace": "web", "kind": "retro", "heading": "Naming", "content": "Use kebab-case."}]
 HEADERS = {"x-memsieve-scan": ["ab" * 32]}
@@ -59,6 +62,33 @@ def test_the_message_is_the_one_celery_sends(redis_url: str) -> None:
     )
     assert ours == celerys
     assert ours["headers"]["x-memsieve-scan"] == HEADERS["x-memsieve-scan"]
+
+
+def test_any_payload_reaches_the_worker_as_celery_would_send_it(redis_url: str) -> None:
+    """Whatever a producer sends (strings with lone surrogates, NaN, deep nesting, huge
+    integers): the body our message carries decodes to what Celery's carries."""
+    app = Celery("producer", broker=redis_url, set_as_current=False)
+    app.conf.update(task_serializer="json")
+    r = redis.Redis.from_url(redis_url)
+    p = publish.RedisPublisher(redis_url)
+
+    @settings(
+        max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(st.lists(raw_items, min_size=1, max_size=4))
+    def same(items: list[Any]) -> None:
+        app.send_task(constants.TASK_CAPTURE, args=[items], queue=constants.QUEUE, argsrepr="x")
+        p.send(constants.TASK_CAPTURE, [items], constants.QUEUE, "x")
+        ours, celerys = (json.loads(raw) for raw in r.lrange(constants.QUEUE, 0, 1))
+        r.delete(constants.QUEUE)
+        assert base64.b64decode(ours["body"]) == base64.b64decode(celerys["body"])
+
+    try:
+        same()
+    finally:
+        p.close()
+        r.close()
+        app.close()
 
 
 def test_each_message_has_its_own_ids(redis_url: str) -> None:
