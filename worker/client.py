@@ -90,7 +90,6 @@ class CaptureClient:
         self.queue = queue
         self._broker_url = broker_url
         self._stamp_key = stamp.stamp_key(install_key) if install_key else None
-        self._lock = threading.Lock()
         # A plain redis:// broker is written to directly (memsieve.delivery.publish);
         # any other goes through a Celery app of its own.
         self._light = (
@@ -138,8 +137,7 @@ class CaptureClient:
         def publish_it() -> None:
             try:
                 if light is not None:
-                    with self._lock:
-                        light.send(constants.TASK_CAPTURE, [payload], self.queue, summary, headers)
+                    light.send(constants.TASK_CAPTURE, [payload], self.queue, summary, headers)
                     return
                 self._app.send_task(
                     constants.TASK_CAPTURE,
@@ -159,8 +157,8 @@ class CaptureClient:
         thread.join(self.timeout)
         if thread.is_alive():
             if light is not None:
-                # The stuck send keeps its connection (and closes it when it times out);
-                # the next capture opens a new one.
+                # The stuck send keeps its connection and its turn (and closes both when
+                # its socket times out); the next capture opens a new one.
                 self._light = publish.RedisPublisher(self._broker_url, self.timeout)
             raise Unavailable(f"the broker did not take the event(s) within {self.timeout:g} s")
         if error:

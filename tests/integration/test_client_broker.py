@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import pytest
 import redis
@@ -81,3 +82,75 @@ def test_an_unreachable_broker_costs_the_agent_at_most_the_timeout(
     with pytest.raises(client.Unavailable):
         c.capture(LESSON)
     assert time.monotonic() - started < 2.5
+
+
+@pytest.fixture
+def stalls_once(redis_url: str) -> Iterator[str]:
+    """A redis:// URL to a proxy in front of the test's Redis: its first connection gets
+    an answer that never ends, later ones are forwarded."""
+    target = urlsplit(redis_url)
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+
+    def drip(conn: socket.socket) -> None:
+        try:
+            conn.sendall(b"+")
+            while not stop.wait(0.2):
+                conn.sendall(b"O")
+        except OSError:
+            pass
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn = server.accept()[0]
+            except OSError:
+                continue
+            held.append(conn)
+            if len(held) == 1:
+                # The stalled one: a reply that never ends, a byte at a time, so the send
+                # waiting on it outlives any socket timeout.
+                threading.Thread(target=drip, args=(conn,), daemon=True).start()
+                continue
+            up = socket.create_connection((target.hostname, target.port))
+            held.append(up)
+            for a, b in ((conn, up), (up, conn)):
+                threading.Thread(target=pump, args=(a, b), daemon=True).start()
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    port = server.getsockname()[1]
+    yield f"redis://{target.username}:{target.password}@127.0.0.1:{port}/0"
+    stop.set()
+    t.join(2)
+    for s in held:
+        s.close()
+    server.close()
+
+
+def test_a_capture_after_a_stalled_one_goes_through(redis_url: str, stalls_once: str) -> None:
+    c = client.CaptureClient(stalls_once, timeout=1.0)
+    started = time.monotonic()
+    with pytest.raises(client.Unavailable):
+        c.capture(LESSON)
+    assert time.monotonic() - started < 2.5
+    # The stalled send still holds its connection; this one opens another, at once.
+    started = time.monotonic()
+    event_id = c.capture({**LESSON, "heading": "Second"})
+    assert time.monotonic() - started < 1.0
+    c.close()
+    r = redis.Redis.from_url(redis_url)
+    (raw,) = r.lrange(constants.QUEUE, 0, -1)
+    assert json.loads(raw)["headers"]["argsrepr"].endswith(f"first={event_id}]")
+    r.close()

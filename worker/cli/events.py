@@ -153,7 +153,8 @@ class _Sender:
 
 
 class NotSent(ConnectionError):
-    """The broker stopped taking chunks; the message says how many items it took."""
+    """The broker stopped taking chunks; the message says from which item nothing was
+    sent."""
 
 
 def enqueue(

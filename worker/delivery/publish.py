@@ -23,6 +23,7 @@ import base64
 import json
 import os
 import socket
+import threading
 import uuid
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -130,7 +131,8 @@ def _command(*parts: str | bytes) -> bytes:
 
 class RedisPublisher:
     """One connection to a Redis broker, opened at the first send; `send` pushes one
-    capture message and returns once Redis has it."""
+    capture message and returns once Redis has it. Threads may share one: sends take
+    turns."""
 
     def __init__(self, url: str, timeout: float = 10.0) -> None:
         parts = _parts(url)
@@ -140,6 +142,7 @@ class RedisPublisher:
         self.timeout = timeout
         self._sock: socket.socket | None = None
         self._reader: Any = None
+        self._lock = threading.Lock()
         # Celery's reply_to is the app's id; one per publisher here.
         self._reply_to = str(uuid.uuid4())
 
@@ -181,6 +184,10 @@ class RedisPublisher:
         headers: dict[str, Any] | None = None,
     ) -> None:
         message = task_message(task, args, queue, argsrepr, headers, self._reply_to)
+        with self._lock:
+            self._send(queue, message)
+
+    def _send(self, queue: str, message: str) -> None:
         try:
             if self._sock is None:
                 self._connect()
