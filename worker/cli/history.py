@@ -9,14 +9,14 @@ from __future__ import annotations
 import argparse
 
 from memsieve import errors
-from memsieve.cli.common import actor, add_change_args, fail, open_store, refuse, show
+from memsieve.cli.common import actor, add_change_args, fail, open_reads, open_store, refuse, show
 from memsieve.settings import Settings
 
 
 def cmd_history(settings: Settings, args: argparse.Namespace) -> int:
     from memsieve.history import lineage
 
-    lin = lineage.lineage(open_store(settings), args.memory_id)
+    lin = lineage.lineage(open_reads(settings), args.memory_id)
     if lin is None:
         return fail(f"no memory with id {args.memory_id}", 1)
     return show(lin, args.json)
@@ -26,7 +26,7 @@ def cmd_explain(settings: Settings, args: argparse.Namespace) -> int:
     from memsieve.history import explain
 
     try:
-        found = explain.explain(open_store(settings), args.id, args.namespace)
+        found = explain.explain(open_reads(settings), args.id, args.namespace)
     except errors.PermanentError as exc:
         return fail(str(exc), 1)
     return show(found, args.json)

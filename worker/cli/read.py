@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memsieve.cli.common import emit_json, fail, resolve, say, short_ts
+from memsieve.cli.common import emit_json, fail, open_reads, resolve, say, short_ts
 from memsieve.settings import Settings
 
 
@@ -69,7 +69,7 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_events(settings: Settings, args: argparse.Namespace) -> int:
-    store, _ = _store(settings)
+    store = open_reads(settings)
     if args.event_id and not args.namespace:
         # Event ids are per namespace: an id tenants share is not listed across them.
         from memsieve.history.explain import AmbiguousEvent
@@ -92,7 +92,7 @@ def cmd_events(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
-    store, _ = _store(settings)
+    store = open_reads(settings)
     rows, live = store.event_stats(), store.memory_stats()
     if args.json:
         out: dict[str, Any] = {"events": rows, "memories": live}

@@ -10,13 +10,16 @@ events.decision_record), the events ledger and the revision log (memsieve.histor
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memsieve import errors
 from memsieve.history import lineage as hist
 from memsieve.history.format import fmt_ts, is_uuid, quote, short
 from memsieve.store import queries as q
-from memsieve.store.postgres import Store
+
+if TYPE_CHECKING:
+    # Reads, not Store: `memsieve explain` imports neither the gate nor numpy.
+    from memsieve.store.reads import Reads
 
 # Capture-policy and ledger reasons, said for a person.
 REASONS = {
@@ -200,7 +203,7 @@ def _conflict_sentence(cur: Any, memory_id: str, c: dict[str, Any]) -> str:
     return s + f"; closed {fmt_ts(c['closed_at'])} ({c['closed_how']}): {lost} was hidden."
 
 
-def explain_memory(store: Store, memory_id: str) -> Explanation | None:
+def explain_memory(store: Reads, memory_id: str) -> Explanation | None:
     lin = hist.lineage(store, memory_id)
     if lin is None:
         return None
@@ -282,12 +285,12 @@ class AmbiguousEvent(errors.PermanentError):
         )
 
 
-def event_namespaces(store: Store, event_id: str) -> list[str]:
+def event_namespaces(store: Reads, event_id: str) -> list[str]:
     """The namespace keys ('' for rows refused before a namespace was read) using an id."""
     return store.event_namespaces(event_id)
 
 
-def explain_event(store: Store, event_id: str, namespace: str | None = None) -> Explanation | None:
+def explain_event(store: Reads, event_id: str, namespace: str | None = None) -> Explanation | None:
     """What became of event `event_id` of `namespace` ('' : rows with no namespace).
 
     Without a namespace: the id's only event, AmbiguousEvent when namespaces share it.
@@ -355,7 +358,7 @@ def explain_event(store: Store, event_id: str, namespace: str | None = None) -> 
     return Explanation(event_id, "event", outcome or "unknown", live, text, {"event": ev})
 
 
-def explain(store: Store, id_: str, namespace: str | None = None) -> Explanation:
+def explain(store: Reads, id_: str, namespace: str | None = None) -> Explanation:
     """Explain a memory id, else an event id, within `namespace` when given (a memory of
     another namespace is not found). PermanentError when neither exists; AmbiguousEvent
     (a PermanentError too) for an event id namespaces share, asked without a namespace."""

@@ -21,13 +21,16 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
 from memsieve.history.format import fmt_ts, is_uuid, short
 from memsieve.store import queries as q
-from memsieve.store.postgres import Store
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    # Reads, not Store: `memsieve history` imports neither the gate nor numpy.
+    from memsieve.store.reads import Reads
 
 
 # -- results --------------------------------------------------------------------------------------
@@ -116,7 +119,7 @@ class Recalled:
 
 
 # -- reads ----------------------------------------------------------------------------------------
-def lineage(store: Store, memory_id: str) -> Lineage | None:
+def lineage(store: Reads, memory_id: str) -> Lineage | None:
     """The whole supersede history around `memory_id`, or None if there is no such memory."""
     if not is_uuid(memory_id):
         return None
@@ -171,7 +174,7 @@ def lineage_in(cur: Any, memory_id: str) -> Lineage | None:
 
 
 def recall_as_of(
-    store: Store, namespace: str, vector: npt.ArrayLike, model: str, as_of: datetime, k: int = 5
+    store: Reads, namespace: str, vector: npt.ArrayLike, model: str, as_of: datetime, k: int = 5
 ) -> list[Recalled]:
     """The k memories nearest `vector` among those live in `namespace` at `as_of` (exact scan).
 
@@ -180,12 +183,14 @@ def recall_as_of(
     """
     if as_of.tzinfo is None:
         raise ValueError("as_of must be timezone-aware")
+    import numpy as np
+
     vec = np.asarray(vector, dtype=np.float32)
     params = {"v": vec, "ns": namespace, "model": model, "t": as_of, "k": k}
     return [Recalled(**r) for r in store.rows("recall_as_of", params)]
 
 
-def live_as_of(store: Store, namespace: str, as_of: datetime) -> list[dict[str, Any]]:
+def live_as_of(store: Reads, namespace: str, as_of: datetime) -> list[dict[str, Any]]:
     """Every memory live in `namespace` at `as_of`, oldest first: what the agent believed."""
     return store.live_as_of(namespace, as_of)
 
