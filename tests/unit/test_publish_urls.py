@@ -16,6 +16,7 @@ from memsieve.delivery import publish
         ("redis://:s3cret@h:7000/5", ("h", 7000, 5, None, "s3cret")),
         ("redis://app:p%40ss%2Fw@h:1/2", ("h", 1, 2, "app", "p@ss/w")),
         ("redis://[::1]:6380/1", ("::1", 6380, 1, None, None)),
+        ("redis://:@h/0", ("h", 6379, 0, None, None)),
     ],
 )
 def test_plain_urls_are_read(url: str, parts: tuple[object, ...]) -> None:

@@ -49,8 +49,9 @@ def _parts(url: str) -> tuple[str, int, int, str | None, str | None] | None:
     path = u.path.strip("/")
     if path and not path.isdigit():
         return None
+    # As redis-py and kombu read them: an empty password is none.
     user = unquote(u.username) if u.username else None
-    password = unquote(u.password) if u.password is not None else None
+    password = unquote(u.password) if u.password else None
     if user and password is None:
         return None  # kombu reads a lone user name as a password: leave it to kombu
     return u.hostname, port, int(path or 0), user, password
