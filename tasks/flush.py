@@ -85,13 +85,14 @@ def flush(self: Any, namespace: Any, lane: Any = constants.QUEUE) -> dict[str, A
         raise self.retry(exc=exc, countdown=runtime.backoff(self.request.retries)) from None
     if result.busy:
         # Another worker is draining this namespace: embed its next batches meanwhile (both
-        # cores work when one namespace dominates), for at most two slices, and only while
-        # no work waits for this process on its own lane or a higher one.
+        # cores work when one namespace dominates), only while no work waits for this
+        # process on its own lane or a higher one, and for a bounded time
+        # (runtime.helper_budget: 10 slices where it sees that work, else 2).
         served = (*higher, queue_in) if queue_in else ()
         waiting = (lambda: runtime.work_waiting(served)) if served else None
         if pipe.settings.embed_ahead and not (waiting is not None and waiting()):
             pipe.embed_ahead(
-                namespace, budget=2 * pipe.settings.flush_slice_ms / 1000, stop=waiting
+                namespace, budget=runtime.helper_budget(waiting is not None), stop=waiting
             )
         # One short retry per namespace at a time covers the lost wake-up; the holder also
         # re-checks after releasing.

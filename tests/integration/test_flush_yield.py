@@ -58,3 +58,21 @@ def test_work_waiting_reads_the_higher_lanes_of_the_redis_broker(
     assert not runtime.work_waiting(lanes)
     client.delete(constants.QUEUE_FLUSH)
     client.close()
+
+
+def test_a_helper_embeds_ahead_longer_only_where_it_sees_the_work_it_would_delay(
+    settings: Settings, monkeypatch: Any
+) -> None:
+    """Ten flush slices where the helper stops on any waiting message (a Redis broker), two
+    where it cannot see one (AMQP, or MEMSIEVE_YIELD_TO_LIVE off) or is not asked to."""
+    slice_s = settings.flush_slice_ms / 1000
+    redis_broker = replace(settings, broker_url="redis://127.0.0.1:6379/0", yield_to_live=True)
+    monkeypatch.setattr(runtime, "current_settings", lambda: redis_broker)
+    assert runtime.helper_budget(True) == runtime.HELPER_SLICES_SEEN * slice_s == 10 * slice_s
+    assert runtime.helper_budget(False) == 2 * slice_s
+    for blind in (
+        replace(redis_broker, broker_url="amqp://guest:guest@127.0.0.1:5672//"),
+        replace(redis_broker, yield_to_live=False),
+    ):
+        monkeypatch.setattr(runtime, "current_settings", lambda blind=blind: blind)
+        assert runtime.helper_budget(True) == runtime.HELPER_SLICES_BLIND * slice_s == 2 * slice_s
