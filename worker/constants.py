@@ -49,6 +49,12 @@ def flush_scheduled_key(namespace: str, lane: str = QUEUE) -> str:
     return f"{KEY_PREFIX}:flush-scheduled:{lane}:ns:{namespace}"
 
 
+def draining_key(namespace: str) -> str:
+    """Set for a few seconds after each batch a flush wrote: the namespace is being drained,
+    so the next flush's first batch is a full one (memsieve.flow.pipeline)."""
+    return f"{KEY_PREFIX}:draining:ns:{namespace}"
+
+
 def backfill_flushed_key(namespace: str) -> str:
     """Set for MEMSIEVE_BACKFILL_FLUSH_EVERY_MS after a backfill flush of the namespace was
     queued ahead of the backlog; meanwhile its flushes queue behind it (tasks/capture.py)."""

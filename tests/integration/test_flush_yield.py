@@ -76,3 +76,37 @@ def test_a_helper_embeds_ahead_longer_only_where_it_sees_the_work_it_would_delay
     ):
         monkeypatch.setattr(runtime, "current_settings", lambda blind=blind: blind)
         assert runtime.helper_budget(True) == runtime.HELPER_SLICES_BLIND * slice_s == 2 * slice_s
+
+
+def test_a_drain_that_starts_cold_writes_a_small_first_batch(
+    settings: Settings, store: Store, monkeypatch: Any
+) -> None:
+    """A backfill's first memories come after FIRST_BATCH events, not a full batch; while the
+    namespace is being drained, every batch is full (the next flush's first one too)."""
+    from memsieve.flow import pipeline as pipeline_module
+
+    pipe = Pipeline(replace(settings, batch_size=100), store=store)
+    sizes: list[int] = []
+    claim = store.claim_pending
+
+    def counted(namespace: str, limit: int, exclude: Any = ()) -> Any:
+        got = claim(namespace, limit, exclude=exclude)
+        sizes.append(len(got))
+        return got
+
+    monkeypatch.setattr(store, "claim_pending", counted)
+    try:
+        pipe.redis.delete(constants.draining_key("bulk"), constants.draining_key("other"))
+        pipe.accept(events(150))
+        assert len(pipe.flush("bulk").outcomes) == 150
+        assert sizes == [pipeline_module.FIRST_BATCH, 100, 150 - 100 - 32, 0]
+        sizes.clear()
+        pipe.accept(events(130, namespace="other"))
+        first = pipe.flush("other", yield_to=lambda: True)  # one batch, then it yields
+        assert (len(first.outcomes), first.more) == (32, True)
+        assert len(pipe.flush("other").outcomes) == 98  # draining: a full batch first
+        assert sizes[:2] == [32, 98]
+        assert pipe.redis.ttl(constants.draining_key("other")) <= pipeline_module.DRAINING_S
+    finally:
+        pipe.redis.delete(constants.draining_key("bulk"), constants.draining_key("other"))
+        pipe.redis.close()

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
-from memsieve import embedders, errors, metrics
+from memsieve import constants, embedders, errors, metrics
 from memsieve.capture import policy
 from memsieve.flow import ahead
 from memsieve.flow.accept import Accepted, CaptureStage, Key, key_of
@@ -28,6 +28,13 @@ from memsieve.store.postgres import Pending, Store
 __all__ = ["Accepted", "FlushResult", "Key", "Pipeline", "key_of"]
 
 log = logging.getLogger("memsieve.pipeline")
+
+# A drain that starts cold (no batch of the namespace written in the last DRAINING_S
+# seconds) claims at most FIRST_BATCH events first: a backfill's first memories are written
+# in well under a second, where a full batch of the local model takes seconds to embed. The
+# batches after it are full.
+FIRST_BATCH = 32
+DRAINING_S = 5
 
 
 class Pipeline(CaptureStage, WriteStage):
@@ -116,6 +123,7 @@ class Pipeline(CaptureStage, WriteStage):
             # advisory lock and the pending re-check in write_batch guard each write).
             started = time.monotonic()
             batches = 0
+            first = self._first_batch(namespace)
             while not lock.lost:
                 if budget is not None and time.monotonic() - started >= budget:
                     result.more = True
@@ -125,10 +133,9 @@ class Pipeline(CaptureStage, WriteStage):
                     result.more = True
                     break
                 batches += 1
+                size = first if batches == 1 else self.settings.batch_size
                 try:
-                    pending = self.store.claim_pending(
-                        namespace, self.settings.batch_size, exclude=result.failed
-                    )
+                    pending = self.store.claim_pending(namespace, size, exclude=result.failed)
                 except StoreRefused as exc:
                     buried = self.store.bury_unloadable(namespace) if exc.data_error else []
                     if not buried:
@@ -154,10 +161,26 @@ class Pipeline(CaptureStage, WriteStage):
                 fresh = [p for p in pending if p.attempts == 0 and p.claims < alone]
                 if fresh:
                     self._claimed(namespace, fresh, result)
+                self._mark_draining(namespace)
         finally:
             lock.release()
             result.lock_lost = lock.lost
         return result
+
+    def _first_batch(self, namespace: str) -> int:
+        """The size of this flush's first claim: FIRST_BATCH when the drain starts cold."""
+        try:
+            draining = bool(self.redis.exists(constants.draining_key(namespace)))
+        except redis.RedisError:
+            draining = True  # unknown: a full batch, as before
+        size = self.settings.batch_size
+        return size if draining else min(size, FIRST_BATCH)
+
+    def _mark_draining(self, namespace: str) -> None:
+        try:
+            self.redis.set(constants.draining_key(namespace), "1", ex=DRAINING_S)
+        except redis.RedisError:
+            pass  # the next flush starts with a small batch: slower by one batch, not wrong
 
     @property
     def _alone_after(self) -> int:
