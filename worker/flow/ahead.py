@@ -5,7 +5,8 @@ time, the events the holder will claim next (pending, unclaimed, oldest first, n
 yet) into the embedding cache, and shares their token vectors with the judge
 (memsieve.embedders.token_share), so that the holder finds its next batch embedded and only
 gates it. It goes on while the namespace stays locked, until it is two batches ahead, its
-budget ends, or work waits for this process on a queue it serves.
+budget ends (memsieve.flow.runtime.helper_budget), or work waits for this process on a queue
+it serves.
 
 Best effort and harmless: the cache is keyed by content hash and model, so what the holder
 finds there is what it would have computed; any failure leaves the work to the holder, and a
