@@ -50,8 +50,8 @@ def flush_scheduled_key(namespace: str, lane: str = QUEUE) -> str:
 
 
 def draining_key(namespace: str) -> str:
-    """Set for a few seconds after each batch a flush wrote: the namespace is being drained,
-    so the next flush's first batch is a full one (memsieve.flow.pipeline)."""
+    """Set from a namespace's first batch until a flush finds nothing pending: it is being
+    drained, so a flush's first batch is a full one (memsieve.flow.pipeline)."""
     return f"{KEY_PREFIX}:draining:ns:{namespace}"
 
 

@@ -70,6 +70,10 @@ def test_a_helper_embeds_ahead_longer_only_where_it_sees_the_work_it_would_delay
     monkeypatch.setattr(runtime, "current_settings", lambda: redis_broker)
     assert runtime.helper_budget(True) == runtime.HELPER_SLICES_SEEN * slice_s == 10 * slice_s
     assert runtime.helper_budget(False) == 2 * slice_s
+    # Never past a third of the visibility timeout: the broker would deliver the task again.
+    short = replace(redis_broker, visibility_timeout=12, flush_slice_ms=2000)
+    monkeypatch.setattr(runtime, "current_settings", lambda: short)
+    assert runtime.helper_budget(True) == 4.0
     for blind in (
         replace(redis_broker, broker_url="amqp://guest:guest@127.0.0.1:5672//"),
         replace(redis_broker, yield_to_live=False),
@@ -101,12 +105,55 @@ def test_a_drain_that_starts_cold_writes_a_small_first_batch(
         assert len(pipe.flush("bulk").outcomes) == 150
         assert sizes == [pipeline_module.FIRST_BATCH, 100, 150 - 100 - 32, 0]
         sizes.clear()
-        pipe.accept(events(130, namespace="other"))
+        assert pipe.redis.exists(constants.draining_key("bulk")) == 0  # drained
+        pipe.accept(events(330, namespace="other"))
         first = pipe.flush("other", yield_to=lambda: True)  # one batch, then it yields
         assert (len(first.outcomes), first.more) == (32, True)
-        assert len(pipe.flush("other").outcomes) == 98  # draining: a full batch first
-        assert sizes[:2] == [32, 98]
         assert 0 < pipe.redis.ttl(constants.draining_key("other")) <= pipeline_module.DRAINING_S
+        # Turns spaced out by live work go on in full batches until a flush finds nothing
+        # left (the key is not a few seconds' memory of the last batch).
+        second = pipe.flush("other", yield_to=lambda: True)
+        assert (len(second.outcomes), second.more) == (100, True)
+        assert len(pipe.flush("other").outcomes) == 198
+        assert sizes == [32, 100, 100, 98, 0]
+        assert pipe.redis.exists(constants.draining_key("other")) == 0
     finally:
         pipe.redis.delete(constants.draining_key("bulk"), constants.draining_key("other"))
         pipe.redis.close()
+
+
+def test_a_busy_flush_helps_for_the_budget_its_stop_allows(
+    pipeline: Pipeline, redis_url: str, monkeypatch: Any
+) -> None:
+    """Through the task body: a helper that cannot ask whether work waits (no delivery
+    info: called directly, a retry of unknown lane) gets 2 slices; one delivered on the
+    backfill lane, which stops when a message waits, gets 10."""
+    from memsieve.tasks import flush as flush_task
+
+    settings = replace(pipeline.settings, broker_url=redis_url, yield_to_live=True)
+    monkeypatch.setattr(runtime, "current_settings", lambda: settings)
+    monkeypatch.setattr(runtime, "_broker", None)
+    monkeypatch.setattr(flush_task.runtime, "pipeline", lambda: pipeline)
+    budgets: list[tuple[float, bool]] = []
+
+    def helping(namespace: str, budget: float = 0.0, stop: Any = None) -> int:
+        budgets.append((budget, stop is not None))
+        return 0
+
+    monkeypatch.setattr(pipeline, "embed_ahead", helping)
+    client = redis.Redis.from_url(redis_url)
+    pipeline.accept(events(3, namespace="held"))
+    client.set(constants.lock_key("held"), "another worker", ex=30)  # the namespace is busy
+    client.set(constants.flush_retry_key("held"), "1", ex=30)  # its retry is queued already
+    try:
+        assert flush_task.flush.run("held", None)["busy"] is True
+        flush_task.flush.push_request(delivery_info={"routing_key": constants.QUEUE_BACKFILL})
+        try:
+            assert flush_task.flush.run("held", constants.QUEUE_BACKFILL)["busy"] is True
+        finally:
+            flush_task.flush.pop_request()
+    finally:
+        client.delete(constants.lock_key("held"), constants.flush_retry_key("held"))
+        client.close()
+    slice_s = settings.flush_slice_ms / 1000
+    assert budgets == [(2 * slice_s, False), (10 * slice_s, True)]

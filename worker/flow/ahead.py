@@ -62,7 +62,8 @@ def embed_ahead(
     namespace is locked and `stop()` is false. 0 when another worker is embedding ahead."""
     key = constants.embed_ahead_key(namespace)
     try:
-        if not pipe.redis.set(key, "1", nx=True, ex=60):
+        # Outlives the budget (and a chunk past it), so that one helper at a time embeds.
+        if not pipe.redis.set(key, "1", nx=True, ex=max(60, int(2 * budget) + 1)):
             return 0
     except redis.RedisError:
         return 0

@@ -29,12 +29,14 @@ __all__ = ["Accepted", "FlushResult", "Key", "Pipeline", "key_of"]
 
 log = logging.getLogger("memsieve.pipeline")
 
-# A drain that starts cold (no batch of the namespace written in the last DRAINING_S
-# seconds) claims at most FIRST_BATCH events first: a backfill's first memories are written
-# in well under a second, where a full batch of the local model takes seconds to embed. The
-# batches after it are full.
+# A drain that starts cold claims at most FIRST_BATCH events first: a backfill's first
+# memories are written in well under a second, where a full batch of the local model takes
+# seconds to embed. The batches after it are full, and so are the first batches of the
+# drain's later flushes (however far apart live work spaces them): a namespace is draining
+# from its first batch until a flush finds nothing left to claim (a Redis key; DRAINING_S
+# bounds it should that flush never come).
 FIRST_BATCH = 32
-DRAINING_S = 5
+DRAINING_S = 600
 
 
 class Pipeline(CaptureStage, WriteStage):
@@ -144,6 +146,7 @@ class Pipeline(CaptureStage, WriteStage):
                     metrics.died(buried)
                     continue
                 if not pending:
+                    self._drained(namespace)
                     break
                 pending = self._bury_crashers(namespace, pending, result)
                 # An event that failed before, or whose flushes died with it twice, is
@@ -181,6 +184,12 @@ class Pipeline(CaptureStage, WriteStage):
             self.redis.set(constants.draining_key(namespace), "1", ex=DRAINING_S)
         except redis.RedisError:
             pass  # the next flush starts with a small batch: slower by one batch, not wrong
+
+    def _drained(self, namespace: str) -> None:
+        try:
+            self.redis.delete(constants.draining_key(namespace))
+        except redis.RedisError:
+            pass  # the next drain starts with a full batch, as before
 
     @property
     def _alone_after(self) -> int:

@@ -49,10 +49,13 @@ HELPER_SLICES_BLIND = 2
 
 
 def helper_budget(stops_on_work: bool) -> float:
-    """Seconds of embedding ahead for a helper; `stops_on_work`: it asks `work_waiting`."""
+    """Seconds of embedding ahead for a helper; `stops_on_work`: it asks `work_waiting`.
+    At most a third of the visibility timeout, as for countdowns (`backoff`): the Redis
+    broker would deliver a message whose task runs past it a second time."""
+    settings = current_settings()
     seen = stops_on_work and sees_queues()
     slices = HELPER_SLICES_SEEN if seen else HELPER_SLICES_BLIND
-    return slices * current_settings().flush_slice_ms / 1000
+    return min(slices * settings.flush_slice_ms / 1000, settings.visibility_timeout / 3)
 
 
 def work_waiting(queues: tuple[str, ...]) -> bool:
