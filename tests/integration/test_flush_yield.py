@@ -60,6 +60,39 @@ def test_work_waiting_reads_the_higher_lanes_of_the_redis_broker(
     client.close()
 
 
+def test_a_broker_that_refuses_to_count_its_queues_leaves_the_helper_blind(
+    settings: Settings, redis_url: str, redis_server: Any, monkeypatch: Any
+) -> None:
+    """A Redis broker whose ACL refuses LLEN: the asking flush stops (as if work waited),
+    then for a minute the process is blind, as on AMQP: the short budget, no more asking."""
+    admin = redis.Redis.from_url(redis_server.admin_url())
+    admin.execute_command(
+        "ACL", "SETUSER", "nollen", "on", ">pw-nollen", "~*", "&*", "+@all", "-llen"
+    )
+    port = redis.connection.parse_url(redis_url)["port"]
+    refusing = replace(settings, broker_url=f"redis://nollen:pw-nollen@127.0.0.1:{port}/0")
+    monkeypatch.setattr(runtime, "current_settings", lambda: refusing)
+    monkeypatch.setattr(runtime, "_broker", None)
+    monkeypatch.setattr(runtime, "_blind_until", 0.0)
+    slice_s = settings.flush_slice_ms / 1000
+    lanes = runtime.higher_lanes(constants.QUEUE_BACKFILL)
+    assert runtime.helper_budget(True) == runtime.HELPER_SLICES_SEEN * slice_s
+    try:
+        assert runtime.work_waiting(lanes)  # refused: stop now
+        assert not runtime.sees_queues()
+        assert runtime.helper_budget(True) == runtime.HELPER_SLICES_BLIND * slice_s
+        assert not runtime.work_waiting(lanes)  # blind: not asked again
+        # A minute later it asks again; with LLEN allowed it sees the queues once more.
+        admin.execute_command("ACL", "SETUSER", "nollen", "+llen")
+        monkeypatch.setattr(runtime, "_blind_until", 0.0)
+        assert not runtime.work_waiting(lanes)
+        assert runtime.sees_queues()
+        assert runtime.helper_budget(True) == runtime.HELPER_SLICES_SEEN * slice_s
+    finally:
+        admin.execute_command("ACL", "DELUSER", "nollen")
+        admin.close()
+
+
 def test_a_helper_embeds_ahead_longer_only_where_it_sees_the_work_it_would_delay(
     settings: Settings, monkeypatch: Any
 ) -> None:

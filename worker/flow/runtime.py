@@ -28,14 +28,21 @@ def pipeline() -> Pipeline:
 
 _broker: redis.Redis | None = None
 _broker_pid: int | None = None
+# Until when (time.monotonic) this process treats its queues as unseen, after the broker
+# refused to count them (`work_waiting`).
+_blind_until = 0.0
+BLIND_S = 60.0
+log = logging.getLogger(__name__)
 
 
 def sees_queues() -> bool:
     """Whether `work_waiting` can see the broker's queues (a Redis broker, and
-    MEMSIEVE_YIELD_TO_LIVE on); elsewhere it always answers False."""
+    MEMSIEVE_YIELD_TO_LIVE on, and it has not refused to count them in the last minute);
+    elsewhere it always answers False."""
     settings = current_settings()
     url = settings.broker_url or ""
-    return settings.yield_to_live and url.startswith(("redis://", "rediss://", "unix://"))
+    redis_broker = url.startswith(("redis://", "rediss://", "unix://"))
+    return settings.yield_to_live and redis_broker and time.monotonic() >= _blind_until
 
 
 # How long a worker that found its namespace busy embeds ahead before it re-queues itself,
@@ -64,7 +71,7 @@ def work_waiting(queues: tuple[str, ...]) -> bool:
     A flush delivered on a lower lane asks between batches and stops when it is so: the
     process is back at the higher lanes after one batch, not after a whole slice. On AMQP
     this answers False (the lanes are separate queues, consumed round-robin)."""
-    global _broker, _broker_pid
+    global _broker, _broker_pid, _blind_until
     if not sees_queues():
         return False
     url = current_settings().broker_url or ""
@@ -76,8 +83,14 @@ def work_waiting(queues: tuple[str, ...]) -> bool:
         for q in queues:
             pipe.llen(q)
         return any(pipe.execute())
-    except redis.RedisError:
-        return False  # the slice still bounds the wait
+    except redis.RedisError as exc:
+        # A broker that refuses LLEN (an ACL, a proxy) or cannot answer: the caller stops
+        # as if work waited, and for a minute this process is blind as on AMQP
+        # (`helper_budget` gives the short budget, and this answers False without asking).
+        # Answering False here instead would let a helper embed blind for the long budget.
+        _blind_until = time.monotonic() + BLIND_S
+        log.warning("cannot see the broker's queues for %.0f s: %s", BLIND_S, exc)
+        return True
 
 
 def higher_lanes(queue: str | None) -> tuple[str, ...]:
