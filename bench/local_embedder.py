@@ -21,12 +21,22 @@ ratios):
     path is CPU-bound: its ratio to raw is about (the raw run's CPU per text / the worker's
     CPU per event) x (cores busy / 2).
 Every text is distinct, so the embedding cache and in-batch dedupe save nothing.
+
+Two streams (--stream):
+  * `templated` (the default): `bench.harness.make_events` texts, one template with
+    different topics and numbers, so every event has 3 live memories under the threshold
+    and the judge reads 3 pairs per event: the judge's worst case;
+  * `pairs`: the distinct sentences of the training pair files (both sides of every pair,
+    shuffled; those the capture policy admits), agent-memory lessons as written, where an
+    event meets a close live memory about as often as the labelled pairs make it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import random
 import time
 from dataclasses import replace
 from typing import Any
@@ -34,7 +44,9 @@ from typing import Any
 import psycopg
 from memsieve import constants
 from memsieve.app import configure
+from memsieve.capture import policy
 from memsieve.embedders import local
+from memsieve.schemas.events import CaptureEvent
 from memsieve.schemas.memory import memory_text
 from memsieve.settings import Settings
 
@@ -53,6 +65,39 @@ def distinct_events(n: int) -> list[dict[str, Any]]:
         if len(out) == n:
             break
     return out
+
+
+# Training splits only (tests/data/README.md): no held-out set feeds a benchmark either.
+PAIR_FILES = ["eval_pairs.jsonl", *(f"gate_pairs_train{n}.jsonl" for n in range(4, 9))]
+
+
+def pair_events(n: int) -> list[dict[str, Any]]:
+    """n events whose texts are the training pairs' distinct sentences, in shuffled order,
+    each one the capture policy admits (a refused event would skip the model)."""
+    data = harness.ROOT / "tests" / "data"
+    texts: dict[str, None] = {}
+    for name in PAIR_FILES:
+        for line in (data / name).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                pair = json.loads(line)
+                texts.update({pair["a"].strip(): None, pair["b"].strip(): None})
+    order = list(texts)
+    random.Random(16).shuffle(order)
+    config, key = policy.PolicyConfig(), b"k" * 32
+    out: list[dict[str, Any]] = []
+    for i, text in enumerate(order):
+        event = {
+            "event_id": f"lp-{i}",
+            "namespace": "bench-ns-00",
+            "kind": "pattern",
+            "heading": "Lesson",
+            "content": text,
+        }
+        if policy.evaluate(CaptureEvent.model_validate(event), config, key).admitted:
+            out.append(event)
+            if len(out) == n:
+                return out
+    raise SystemExit(f"the training pairs hold {len(out)} admitted sentences, not {n}")
 
 
 def raw_rate(texts: list[str], threads: int, batch: int) -> float:
@@ -120,9 +165,10 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--judge", default="", help="MEMSIEVE_JUDGE for the end-to-end runs")
+    ap.add_argument("--stream", choices=("templated", "pairs"), default="templated")
     args = ap.parse_args()
 
-    events = distinct_events(args.events)
+    events = (pair_events if args.stream == "pairs" else distinct_events)(args.events)
     texts = [memory_text(e["heading"], e["content"]) for e in events]
     local.graph_path(Settings.from_env().model_cache)  # built once, outside every timing
     cpu_runs: list[dict[str, float]] = []
@@ -153,7 +199,10 @@ def main() -> None:
             )
     med = {k: harness.median(v) for k, v in runs.items()}
     ratios = [e / r for e, r in zip(runs["e2e-all"], runs["raw-2"], strict=True)]
-    print(f"\n{len(events)} distinct texts, one namespace, worker --concurrency 2, medians:")
+    print(
+        f"\n{len(events)} distinct texts ({args.stream}), one namespace, "
+        "worker --concurrency 2, medians:"
+    )
     print(f"  raw ONNX Runtime, 1 thread        {med['raw-1']:7.1f} texts/s")
     print(f"  raw ONNX Runtime, 2 threads       {med['raw-2']:7.1f} texts/s")
     print(f"  end to end, 1 thread per process  {med['e2e-1']:7.1f} events/s")
