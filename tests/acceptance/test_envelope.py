@@ -283,6 +283,20 @@ def test_any_message_ends_in_one_recorded_state_and_the_worker_stays_up(
                 reason={"unexpected_keyword_argument"},
             )
         )
+        # An event nested 900 levels deep between two good ones: the good ones are written,
+        # the deep one is the message's row. (Celery could not pickle it for its pool: the
+        # message stayed unacked in a pool slot, the worker stalled, the good ones were lost.)
+        # The JSON is built as text: encoding 900 levels would overflow this process's stack.
+        good = [{**EVENT, "heading": f"Deep {n}", "content": f"Deep case lesson {n}."} for n in (1, 2)]  # fmt: skip
+        deep = dumps(EVENT)[:-1] + ', "source": ' + '{"a": ' * 900 + "1" + "}" * 900 + "}"
+        publish(
+            Case(
+                f"[[[{dumps(good[0])}, {deep}, {dumps(good[1])}]], {{}}, {{}}]".encode(),
+                {"task": CAPTURE, "id": "deep"},
+                events=good,
+                reason={"invalid_event"},
+            )
+        )
         # A well-formed message after all of that is written.
         publish(
             Case(dumps([[EVENT], {}, {}]).encode(), {"task": CAPTURE, "id": "ok"}, events=[EVENT])

@@ -121,3 +121,33 @@ def test_flush_takes_one_namespace() -> None:
     for args in ([], [1], ["a", "b"], [None], [["ns"]]):
         with pytest.raises(envelope.Refused):
             envelope.screen(FLUSH, 2, {}, [args, {}, None], b"r")
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def test_an_event_nested_too_deep_is_not_passed_on_and_its_neighbours_are() -> None:
+    """Celery would pickle a few hundred levels for its pool and overflow (the message
+    stayed unacked and the worker stalled): the deep event is dropped with a reason, its
+    stamp with it, and the others run."""
+    deep = {**E2, "source": _nested(900)}
+    headers = {"task": CAPTURE, "id": "t-deep", envelope.stamp.HEADER: ["a" * 64, None, "c" * 64]}
+    clean = envelope.screen(CAPTURE, 2, headers, [[[E1, deep, E3]], {}, {}], b"raw")
+    assert clean.body[0] == [[E1, E3]]
+    assert clean.headers[envelope.stamp.HEADER] == ["a" * 64, "c" * 64]
+    assert clean.refusal is not None and clean.refusal[0] == "invalid_event"
+    assert "1 event(s) nest deeper than 32 levels" in clean.refusal[1]
+    assert "2 event(s) are recorded" in clean.refusal[1]
+    # Nothing of the event is quoted.
+    assert "source" not in clean.refusal[1]
+    with pytest.raises(envelope.Refused) as refused:
+        envelope.screen(CAPTURE, 2, {"task": CAPTURE}, [[deep], {}, {}], b"raw")
+    assert refused.value.reason == "invalid_event"
+    # The limit counts containers: 32 levels pass, 33 do not; depth costs no recursion.
+    assert not envelope.too_deep(_nested(32)) and envelope.too_deep(_nested(33))
+    assert envelope.too_deep(_nested(200_000))
+    assert not envelope.too_deep([E1, {"tags": ["a"], "source": {"agent": "x"}}])

@@ -11,7 +11,8 @@ silence. `screen` turns any message for a memsieve task into a clean protocol-2 
   message carries one argument, the list of all events, and no expiry, time limit,
   callback or chain: a capture is never expired, killed or chained. Its producer's scan
   stamps (`memsieve.delivery.stamp.HEADER`) are kept only as a list of well-formed stamps
-  or nulls, one per event; the task verifies each one.
+  or nulls, one per event; the task verifies each one. An event nested deeper than
+  `MAX_EVENT_DEPTH` is not passed on (recorded as the message's row, its neighbours run).
 - flush: exactly one string argument (a namespace), and optionally `lane` (which
   scheduled-flush marker it clears: one of constants.QUEUES, or null).
 
@@ -113,6 +114,32 @@ def _split(protocol: int, body: Any, headers: dict[str, Any]) -> tuple[list[Any]
     return list(args), kwargs
 
 
+# A capture event is an object of strings, a list of tags and one small object (`source`):
+# nothing a producer means nests past a few levels. A deeper item is not passed on: Celery
+# pickles a task's arguments for its pool process, and a few hundred levels overflow that
+# (the message stayed unacked and took a pool slot for good: the worker stalled, and the
+# events beside the deep one were lost on the next restart).
+MAX_EVENT_DEPTH = 32
+
+
+def too_deep(value: Any, limit: int = MAX_EVENT_DEPTH) -> bool:
+    """Whether decoded JSON `value` nests more than `limit` containers deep (iteratively:
+    no recursion, whatever the depth)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def capture_items(args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], int]:
     """The events a capture message carries (its positional arguments and `payload=`), and
     how many other keyword arguments it has: those are not read as events (the task is
@@ -156,18 +183,37 @@ def screen(task: str, protocol: int, headers: dict[str, Any], body: Any, raw: by
     }
     if task == constants.TASK_CAPTURE:
         items, extra = capture_items(args, kwargs)
-        clean["argsrepr"] = f"[{len(items)} event(s)]"
         # Scan stamps, one per event, kept only when well-formed (the task verifies them).
         stamps = stamp.header_value(source.get(stamp.HEADER), len(items))
+        deep = {n for n, item in enumerate(items) if too_deep(item)}
+        if deep:
+            items = [item for n, item in enumerate(items) if n not in deep]
+            if stamps is not None:
+                stamps = [s for n, s in enumerate(stamps) if n not in deep]
+            if not items:
+                raise Refused(
+                    "invalid_event",
+                    f"every event of the message nests deeper than {MAX_EVENT_DEPTH} levels",
+                )
+        clean["argsrepr"] = f"[{len(items)} event(s)]"
         if stamps is not None:
             clean[stamp.HEADER] = stamps
         refusal = None
+        parts = []
+        if deep:
+            parts.append(
+                f"{len(deep)} event(s) nest deeper than {MAX_EVENT_DEPTH} levels, not read"
+            )
         if extra:
             # Names and values are not repeated: either may hold a secret.
+            parts.append(
+                f"capture takes no keyword argument but `payload`: {extra} other(s) not read"
+            )
+        if parts:
             refusal = (
-                "unexpected_keyword_argument",
-                f"capture takes no keyword argument but `payload`: {extra} other(s) not read; "
-                f"the message's {len(items)} event(s) are recorded on their own",
+                "invalid_event" if deep else "unexpected_keyword_argument",
+                "; ".join(parts)
+                + f"; the message's {len(items)} event(s) are recorded on their own",
             )
         return Clean(clean, [[items], {}, dict(CLEAN_EMBED)], refusal)
     if task == constants.TASK_FLUSH:
