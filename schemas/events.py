@@ -49,6 +49,32 @@ def _no_nul(value: str, field: str) -> str:
     return value
 
 
+# A capture event is an object of strings, a list of tags and one small object (`source`):
+# nothing a producer means nests past a few levels. A deeper item is not passed on: Celery
+# pickles a task's arguments for its pool process, and a few hundred levels overflow that
+# (the message stayed unacked and took a pool slot for good: the worker stalled, and the
+# events beside the deep one were lost on the next restart).
+MAX_EVENT_DEPTH = 32
+
+
+def too_deep(value: Any, limit: int = MAX_EVENT_DEPTH) -> bool:
+    """Whether decoded JSON `value` nests more than `limit` containers deep (iteratively:
+    no recursion, whatever the depth)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 class Source(BaseModel):
     """Where the event came from."""
 

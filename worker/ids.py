@@ -104,14 +104,18 @@ def parse(raw: Any) -> tuple[Any, ev.CaptureEvent | None, tuple[str, str] | None
     if isinstance(raw, bytes):
         try:
             obj = json.loads(raw)
-        except (ValueError, UnicodeDecodeError, RecursionError):
+        except RecursionError:
+            return None, None, ("invalid_event", "event: nested too deeply")
+        except (ValueError, UnicodeDecodeError):
             return None, None, ("malformed_json", "bytes that are not valid JSON")
     elif isinstance(raw, str):
         # A string argument arrived as valid JSON; it is an event only if it is itself the
         # JSON text of one (a producer that encoded twice).
         try:
             obj = json.loads(raw)
-        except (ValueError, RecursionError):
+        except RecursionError:
+            return raw, None, ("invalid_event", "event: nested too deeply")
+        except ValueError:
             return (
                 raw,
                 None,

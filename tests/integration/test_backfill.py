@@ -67,6 +67,22 @@ def test_markdown_without_namespace_is_refused(tmp_path: Path) -> None:
         bf.read_source(tmp_path, None)
 
 
+def test_a_jsonl_line_nested_too_deep_is_recorded_and_its_neighbours_are_written(
+    tmp_path: Path, pipeline: Any, store: Store
+) -> None:
+    good = {"namespace": "ops", "kind": "retro", "heading": "h", "content": "Pin the base image."}
+    very = '{"source": ' + "[" * 5000 + "]" * 5000 + "}"  # overflows the decoder
+    deep = '{"source": ' + '{"a": ' * 900 + "1" + "}" * 900 + "}"  # would overflow later
+    f = tmp_path / "old.jsonl"
+    f.write_text("\n".join([very, json.dumps(good), deep]) + "\n")
+    items = bf.read_source(f, "ops")
+    assert [type(i.payload) for i in items] == [str, dict, str]
+    pipeline.accept([i.payload for i in items])
+    s = bf.summarize(store, items)
+    assert (s.items, s.events, s.pending) == (3, 3, 1)
+    assert s.rejected == {"invalid_event": 2}
+
+
 def test_jsonl_ids_are_the_ones_the_ledger_records(
     tmp_path: Path, pipeline: Any, store: Store
 ) -> None:

@@ -146,3 +146,19 @@ def test_a_chunk_ends_at_its_byte_budget_and_many_events_stay_a_backfill(
         (constants.QUEUE_BACKFILL, [lesson(1)]),
         (constants.QUEUE_BACKFILL, [lesson(2)]),
     ]
+
+
+def test_a_line_nested_too_deep_is_sent_as_its_text_and_the_rest_goes_on(
+    sent: list[tuple[str, list[Any]]], tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """5,000 levels overflow the decoder, 900 would overflow an encoder later: both lines
+    are sent as their text (the task records them as invalid_event), every id is printed."""
+    very = '{"source": ' + "[" * 5000 + "]" * 5000 + "}"
+    deep = '{"source": ' + '{"a": ' * 900 + "1" + "}" * 900 + "}"
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join([json.dumps(lesson(1)), very, deep, json.dumps(lesson(3))]) + "\n")
+    code = main.main(["enqueue", "--file", str(path)])
+    out, _err = capsys.readouterr()
+    assert code == 0
+    assert sent == [(constants.QUEUE_BACKFILL, [lesson(1), very, deep, lesson(3)])]
+    assert out.splitlines() == [ids.event_id_for(x) for x in (lesson(1), very, deep, lesson(3))]

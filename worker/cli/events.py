@@ -51,10 +51,14 @@ def _lines(path: str) -> Iterator[Any]:
         for line in stream:
             if line.strip():
                 try:
-                    yield json.loads(line)
-                except ValueError:
+                    obj = json.loads(line)
+                except (ValueError, RecursionError):
                     # Sent as-is: the capture task records it as malformed_json.
                     yield line.rstrip("\n")
+                    continue
+                # A line nested too deep for an event is sent as its text, never encoded
+                # again: the task records it as invalid_event.
+                yield line.rstrip("\n") if ev.too_deep(obj) else obj
 
 
 def _chunks(items: Iterable[Any], size: int, max_bytes: int | None = None) -> Iterator[list[Any]]:

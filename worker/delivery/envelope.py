@@ -35,6 +35,7 @@ from typing import Any
 
 from memsieve import constants
 from memsieve.delivery import stamp
+from memsieve.schemas.events import MAX_EVENT_DEPTH, too_deep
 
 CLEAN_EMBED: dict[str, Any] = {"callbacks": None, "errbacks": None, "chain": None, "chord": None}
 TASK_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -112,32 +113,6 @@ def _split(protocol: int, body: Any, headers: dict[str, Any]) -> tuple[list[Any]
     if not isinstance(kwargs, dict):
         raise Refused("invalid_task_message", "task keyword arguments are not a mapping")
     return list(args), kwargs
-
-
-# A capture event is an object of strings, a list of tags and one small object (`source`):
-# nothing a producer means nests past a few levels. A deeper item is not passed on: Celery
-# pickles a task's arguments for its pool process, and a few hundred levels overflow that
-# (the message stayed unacked and took a pool slot for good: the worker stalled, and the
-# events beside the deep one were lost on the next restart).
-MAX_EVENT_DEPTH = 32
-
-
-def too_deep(value: Any, limit: int = MAX_EVENT_DEPTH) -> bool:
-    """Whether decoded JSON `value` nests more than `limit` containers deep (iteratively:
-    no recursion, whatever the depth)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, (list, tuple)):
-            children = item
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children)
-    return False
 
 
 def capture_items(args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], int]:

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from memsieve.errors import ConfigError
 from memsieve.schemas import memory
+from memsieve.schemas.events import too_deep
 
 MARKDOWN = (".md", ".markdown")
 JSONL = (".jsonl", ".ndjson")
@@ -91,8 +92,11 @@ def _jsonl_items(path: Path, rel: str, namespace: str | None, kind: str) -> Iter
                 continue
             try:
                 obj = json.loads(line)
-            except ValueError:
-                # Sent as-is: the capture task records it as malformed_json, by its bytes.
+            except (ValueError, RecursionError):
+                obj = None
+            if obj is None or too_deep(obj):
+                # Sent as-is: the capture task records it (malformed_json, or invalid_event
+                # for a line nested too deep for an event), by its bytes.
                 raw = line.rstrip("\n")
                 yield Item.of(raw, f"{rel}:{n}")
                 continue
