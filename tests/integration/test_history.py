@@ -220,3 +220,29 @@ def test_parse_time() -> None:
 
     with pytest.raises(errors.ConfigError, match="is not a date or time"):
         parse_time("last tuesday")
+
+
+def test_the_api_finds_the_embedded_store_as_the_cli_does(
+    settings: Any, store: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No MEMSIEVE_DATABASE_URL: the URL comes from the embedded services' state file under
+    MEMSIEVE_HOME, as for the CLI; with none running, a clear error, never a connection to
+    whatever PostgreSQL libpq reaches by default (no pgvector there: a 30 s pool timeout)."""
+    import json
+    from dataclasses import replace
+
+    from memsieve.errors import ConfigError
+
+    bare = replace(settings, database_url=None, redis_url=None, broker_url=None)
+    bare.state_file.parent.mkdir(parents=True, exist_ok=True)
+    bare.state_file.write_text(
+        json.dumps({"database_url": settings.database_url, "redis_url": settings.redis_url})
+    )
+    h = History.from_settings(bare)
+    try:
+        assert h.recall_as_of("nowhere", "anything", datetime.now(UTC)) == []
+    finally:
+        h.store.close()
+    bare.state_file.unlink()
+    with pytest.raises(ConfigError, match="memsieve up"):
+        History.from_settings(bare)

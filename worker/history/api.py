@@ -32,11 +32,14 @@ class History:
 
     @classmethod
     def from_settings(cls, settings: Any) -> History:
+        """The store `settings` name; with no database URL set, the embedded services'
+        (`Settings.resolved`, as the CLI finds them), or ConfigError when none runs: never
+        whatever PostgreSQL libpq would reach by default."""
         from memsieve import embedders
 
-        return cls(
-            Store(settings.database_url or "", max_size=2), embedders.from_settings(settings)
-        )
+        if not settings.database_url:
+            settings = settings.resolved()
+        return cls(Store(settings.database_url, max_size=2), embedders.from_settings(settings))
 
     def history(self, memory_id: str) -> Lineage:
         lin = lineage(self.store, memory_id)
