@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -75,6 +76,15 @@ def too_deep(value: Any, limit: int = MAX_EVENT_DEPTH) -> bool:
     return False
 
 
+# Letters that render as nothing (Hangul fillers, the braille blank), beside the format,
+# control and separator categories: a text of these alone says nothing.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def _visible(c: str) -> bool:
+    return not c.isspace() and c not in _BLANK_LETTERS and unicodedata.category(c)[0] not in "CZ"
+
+
 class Source(BaseModel):
     """Where the event came from."""
 
@@ -138,6 +148,8 @@ class CaptureEvent(BaseModel):
         _no_nul(v, info.field_name)
         if not v.strip():
             raise ValueError(f"{info.field_name} is empty")
+        if not any(_visible(c) for c in v):
+            raise ValueError(f"{info.field_name} has no visible character")
         return v
 
     @field_validator("tags")

@@ -28,6 +28,12 @@ def error_of(**changes: object) -> str:
             "namespace: namespace must match ^[a-z0-9][a-z0-9._-]{0,62}$",
         ),
         ({"content": "   \n\t"}, "content: content is empty"),
+        ({"content": "\u200b" * 50}, "content: content has no visible character"),
+        ({"heading": "\u200b\u200b"}, "heading: heading has no visible character"),
+        (
+            {"content": "\u2060\ufeff \u3164\u00ad\u200d"},
+            "content: content has no visible character",
+        ),
         ({"content": "a\x00b"}, "content: content contains a NUL byte"),
         ({"heading": "bad \ud800 surrogate"}, "heading: heading is not valid Unicode"),
         ({"content": "x" * 20_001}, "content: String should have at most 20000 characters"),
@@ -40,6 +46,11 @@ def error_of(**changes: object) -> str:
 )
 def test_invalid_events_get_a_short_exact_message(changes: dict[str, object], message: str) -> None:
     assert error_of(**changes) == message
+
+
+def test_a_text_with_one_visible_character_among_invisible_ones_is_kept() -> None:
+    for text in ("\u200bPin base images\u200b", "\u00e9", "\u4e2d\u6587", "\u200d\U0001f680"):
+        assert CaptureEvent.model_validate({**OK, "content": text}).content == text
 
 
 def test_missing_field() -> None:
