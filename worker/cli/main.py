@@ -91,6 +91,17 @@ def main(argv: list[str] | None = None) -> int:
     except errors.ConfigError as exc:
         sys.stderr.write(f"memsieve: {exc}\n")
         return 2
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        if exc.filename is None:
+            raise
+        sys.stderr.write(f"memsieve: cannot read {exc.filename}: {exc.strerror}\n")
+        return 2
+    except BrokenPipeError:
+        # The reader went away (`memsieve stats | head`): no traceback, and none again when
+        # Python flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # as a process SIGPIPE ended
     except KeyboardInterrupt:
         return 130
 

@@ -117,11 +117,22 @@ def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _at_least_one(text: str) -> int:
+    """argparse type: a whole number >= 1 (a count of memories or of ledger rows)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r:.40}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("recall", help="live memories nearest a query")
     p.add_argument("namespace")
     p.add_argument("query")
-    p.add_argument("-k", type=int, default=5)
+    p.add_argument("-k", type=_at_least_one, default=5, help="how many memories [5]")
     p.add_argument(
         "--as-of",
         dest="as_of",
@@ -134,7 +145,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--namespace")
     p.add_argument("--status", choices=["pending", "written", "rejected", "dead"])
     p.add_argument("--event-id", dest="event_id")
-    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--limit", type=_at_least_one, default=100, help="rows at most [100]")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_events)
     p = sub.add_parser("stats", help="decisions and reasons per namespace")
