@@ -98,6 +98,13 @@ CLEAN = [
     "Flower needs basic auth in production, and a bearer token for the API.",
     "scikit-learn and sk-learn style estimators expose fit and predict.",
     "password=password and token=token are what the test fixtures use.",
+    # A name between the keyword and the value, and words glued to a verb, are no value.
+    "The password policy in staging is strict about length.",
+    "The password in the vault is rotated weekly.",
+    "Instead of auth.password in values.yaml we set auth.existingSecret: pg-credentials and "
+    "auth.secretKeys.adminPasswordKey: postgres-password.",
+    "Channel id C0MVI80HE64, user id U0MZ8GXIULS, team id T0D72VONWM6 differ per workspace.",
+    "Le mot de passe de la base a été changé après l'incident ; récupérez-le depuis le coffre.",
     "Set lock_ttl: 10 and sweep_seconds: 30; the sweeper catches stragglers.",
     # ids, public material and documentation values that look random (classes, not cases)
     "Session sess-01JKRZPJKH5CYBPNTZZZG25QPJ wrote evt-01J5CG8HC77QWCR04GB5RY5VFE twice.",
@@ -166,6 +173,29 @@ SECRET_CLASSES = [
         "dfdNocxOrI-LsIF9JJd7Qkqm0XoqmkPP",
     ),
 ]
+
+
+# Found by a black-box probe (stop 36), as classes: a place between the keyword and the
+# value ("in staging", "für den Server", "del servidor"), "lautet", `mysql --password X`,
+# and values the placeholder rule took for names (`my…` with digits, capitals with digits).
+PROSE_MISSES = [
+    ("The database password in staging is Qm7vRt2xLp9w, rotate it after the audit.", "Qm7vRt2xLp9w"),
+    ("The wifi password in the office is dljw0269", "dljw0269"),
+    ("Das Passwort für den Staging-Server lautet GxznbRrxCSBF.", "GxznbRrxCSBF"),
+    ("Le mot de passe du serveur de staging est Qm7vRt2xLp9w.", "Qm7vRt2xLp9w"),
+    ("La contraseña del servidor es Qm7vRt2xLp9w.", "Qm7vRt2xLp9w"),
+    ("Run mysql -u root -pMyO9X60mNkNTv1 -h db1 to check the replica.", "MyO9X60mNkNTv1"),
+    ("Run mysql -u root --password GxznbRrxCSBF -h db1 first.", "GxznbRrxCSBF"),
+    ("Run mysql -u root --password=GxznbRrxCSBF -h db1 first.", "GxznbRrxCSBF"),
+    ("The root password is K8JX2M9Q on the bastion.", "K8JX2M9Q"),
+    ("The password is myZ7rq2Lx on the bastion.", "myZ7rq2Lx"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "secret"), PROSE_MISSES)
+def test_prose_credentials_with_a_place_or_another_verb_are_found(text: str, secret: str) -> None:
+    assert secrets.find_secrets(text)
+    assert secret not in secrets.redact(text)
 
 
 @pytest.mark.parametrize(("text", "secret"), SECRET_CLASSES)

@@ -26,16 +26,27 @@ _TOKEN = (
     r"auth(?:entication)?[ _-]?(?:token|key)|bearer[ _-]?token|private[ _-]?key|"
     r"client[ _-]?secret|session[ _-]?token|refresh[ _-]?token|token|secret)"
 )
+# A word after a space ("is", "lautet"), a sign with or without one ("=", ":"), or a CJK
+# particle: a word glued to the one before is part of it ("values" is no "valu" + "es",
+# "Machine-to" no "Machine-" + "to").
 _IS = (
-    r"(?:is now|was changed to|changed to|is set to|was set to|set to|became|reads|is|was|to|"
-    r"are|were|ist|est|es|era|é|är|on|jest|=|:|：|->|=>|—|–|是|为|は|는|은)"
+    r"(?:\s+(?:is now|was changed to|changed to|is set to|was set to|set to|became|reads|is|was|"
+    r"to|are|were|ist|lautet|est|es|era|é|è|är|on|jest)(?!\w)"
+    r"|\s*(?:=|:|：|->|=>|—|–|是|为|は|는|은))"
 )
+# What a credential is of or for, between its name and its value ("the password in
+# staging is …", "das Passwort für den Server lautet …", "la contraseña del servidor es …").
+_OF = (
+    r"(?:for|of|to|on|at|in|from|für|fur|von|vom|im|zum|zur|de|du|des|del|della|di|da|do|"
+    r"pour|para|voor|van|för|på|dla)"
+)
+_ARTICLE = r"(?:the|our|my|your|this|that|den|dem|der|die|das|le|la|les|el|los|las|il|het)"
 _QUOTE_OPEN = "\"'“‘`«(["
 _VALUE = r"[\"'“‘`«(\[]*([^\s\"'”’`»]{4,128})"
 _PROSE_AFTER = re.compile(
     rf"(?i)(?<![A-Za-z0-9_-])({_PW}|{_TOKEN})(?![A-Za-z0-9_-])"
-    r"(?:\s+(?:for|of|to|on|at)\s+(?:the\s+|our\s+|my\s+)?[^\s,;:]{1,40}(?:\s+[^\s,;:=]{1,30})?)?"
-    rf"\s*{_IS}\s*{_VALUE}"
+    rf"(?:[ \t]+{_OF}[ \t]+(?:{_ARTICLE}[ \t]+)?[^\s,;:]{{1,40}}(?:[ \t]+[^\s,;:=]{{1,30}}){{0,2}})?"
+    rf"{_IS}\s*{_VALUE}"
 )
 _PROSE_BARE = re.compile(rf"(?i)(?<![\w-])(?:password|passwd|pwd|passphrase)\s+{_VALUE}")
 _PROSE_BEFORE = re.compile(
@@ -58,7 +69,7 @@ _KEYWORD_VALUE = re.compile(
 )
 # Passwords on command lines: mysql -pX, curl -u user:X, sshpass -p X, redis-cli -a X.
 _CLI_PASSWORD = re.compile(
-    r"(?:\bmysql(?:dump|admin)?\b[^\n]*?\s-p[\"']?([^\s\"'-][^\s\"']{3,})"
+    r"(?:\bmysql(?:dump|admin)?\b[^\n]*?\s(?:-p|--password[= ])[\"']?([^\s\"'-][^\s\"']{3,})"
     r"|\s(?:-u|--user)\s+[\"']?[^\s:\"']+:([^\s\"'@]{4,})"
     r"|\bsshpass\s+-p\s*[\"']?([^\s\"']{4,})"
     r"|\bredis-cli\b[^\n]*?\s-a\s+[\"']?([^\s\"']{4,})"
@@ -151,6 +162,8 @@ _ORDER = (
 )  # fmt: skip
 _SCANS = fastre.Prefilter([fastre.Scan(rx) for rx in _ORDER])
 _AFTER, _KEYWORD, _CLI, _SEED, _CODES, *_ = _SCANS.scans
+_LOGIN_SCAN = _SCANS.scans[_ORDER.index(_LOGIN)]
+_ID_WORDS = frozenset({"id", "ids", "no", "number", "num", "name", "names", "handle"})
 _VALUE_AFTER = tuple(zip(_SCANS.scans[5:], (1, 1, 2, 1), (True, True, False, True), strict=True))
 
 
@@ -196,6 +209,8 @@ def findings(text: str, low: str | None = None) -> Iterable[SecretFinding]:
                 yield SecretFinding(m.start(1), m.end(1), "recovery_secret")
     for scan, group, digits_ok in _VALUE_AFTER:
         for m in scan.finditer(text, asc, True) if scan in hits else ():
+            if scan is _LOGIN_SCAN and m.group(1).lower() in _ID_WORDS:
+                continue  # "user id U0MZ8GXIULS", "account number 4417": an id
             value = _clean_value(m.group(group))
             # "user id 1001", "account 42": a number after a name is an id, not a password.
             if value and _password_like(value, strict=True, digits_ok=digits_ok):

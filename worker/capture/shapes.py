@@ -32,9 +32,13 @@ _PLACEHOLDER_RE = re.compile(
       | %\(?[A-Za-z_]*\)?s                  # %s, %(password)s
       | [*x.#?-]+                           # ****, xxxx, ...
       | \[REDACTED:[a-z0-9_]+\]             # our own marker: redact() is idempotent
-      | [A-Z][A-Z0-9_]*                     # an env var name: API_KEY
+      | [A-Z][A-Z_]*                        # an env var name: API_KEY
+      | [A-Z][A-Z0-9]*_[A-Z0-9_]*           # one with digits has an underscore: S3_KEY
       | (?i:none|null|nil|true|false|empty|changeme|change_me|password|passwd|secret|
-         token|redacted|example|dummy|placeholder|your[_-]?\w*|my[_-]?\w*)
+         token|redacted|example|dummy|placeholder)
+      # your_token, my-password; not a value with digits that happens to start so
+      # ("MyO9X60mNkNTv1", "myZ7rq2Lx" are passwords)
+      | (?i:your|my)[_-]?[A-Za-z_-]*
     )$""",
     re.VERBOSE,
 )
