@@ -104,6 +104,7 @@ CLEAN = [
     "Instead of auth.password in values.yaml we set auth.existingSecret: pg-credentials and "
     "auth.secretKeys.adminPasswordKey: postgres-password.",
     "Channel id C0MVI80HE64, user id U0MZ8GXIULS, team id T0D72VONWM6 differ per workspace.",
+    "User information: uid=0 euid=0 gid=0 egid=0",  # Celery's start-up banner, in logs
     "Le mot de passe de la base a été changé après l'incident ; récupérez-le depuis le coffre.",
     "Set lock_ttl: 10 and sweep_seconds: 30; the sweeper catches stragglers.",
     # ids, public material and documentation values that look random (classes, not cases)

@@ -163,7 +163,12 @@ _ORDER = (
 _SCANS = fastre.Prefilter([fastre.Scan(rx) for rx in _ORDER])
 _AFTER, _KEYWORD, _CLI, _SEED, _CODES, *_ = _SCANS.scans
 _LOGIN_SCAN = _SCANS.scans[_ORDER.index(_LOGIN)]
-_ID_WORDS = frozenset({"id", "ids", "no", "number", "num", "name", "names", "handle"})
+# Words after "user" / "account" that label what follows ("user id U0MZ…", "User
+# information: uid=0 euid=0", Celery's banner): not a login name with its password.
+_ID_WORDS = frozenset(
+    "id ids no number num name names handle information info details data agent group "
+    "groups role roles type".split()
+)
 _VALUE_AFTER = tuple(zip(_SCANS.scans[5:], (1, 1, 2, 1), (True, True, False, True), strict=True))
 
 
