@@ -319,3 +319,34 @@ def test_evaluate_never_raises_and_never_leaks(ev: CaptureEvent) -> None:
     for text in (ev.heading, ev.content):
         for value in _secret_values(text):
             assert value not in repr(verdict)
+
+
+# Found by a black-box probe (stop 36): chat, a plan said with an adverb, and sentences
+# that only read out a repository file were admitted; the lessons beside them must stay.
+@pytest.mark.parametrize(
+    ("heading", "content", "reason"),
+    [
+        ("Thanks", "Thanks, that worked!", "trivia"),
+        ("ok thanks", "Great, thank you so much! 👍", "trivia"),
+        ("Plan", "I'm now going to run the linter and then look at the output.", "reasoning"),
+        ("Repo fact", "package.json lists react 18.2.0 and typescript 5.3.3.", "derivable"),
+        ("Repo fact", "The README says to run make build before make test.", "derivable"),
+        ("Repo fact", "The file worker/app.py imports celery and defines the app.", "derivable"),
+    ],
+)
+def test_chat_plans_and_file_readouts_are_refused(heading: str, content: str, reason: str) -> None:
+    verdict = evaluate(lesson(content, heading=heading), DEFAULT, KEY)
+    assert not verdict.admitted and verdict.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("heading", "content"),
+    [
+        ("Thanks", "Thanks! Pinning numpy below 2 fixed the import error."),
+        ("Pin numpy below 2", "Thanks, that worked!"),  # the heading holds the lesson
+        ("README", "The README says to run make build first, but that is wrong: test builds."),
+        ("Compose", "docker-compose.yml pins Redis 7 because 6 lacks the ACL commands we use."),
+    ],
+)
+def test_a_lesson_beside_chat_or_a_file_is_kept(heading: str, content: str) -> None:
+    assert evaluate(lesson(content, heading=heading), DEFAULT, KEY).admitted

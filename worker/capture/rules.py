@@ -60,7 +60,8 @@ _REASONING_RE = re.compile(
     r"perhaps (?:i|we)|thinking:|thought:|i (?:think|guess|wonder) (?:i|we|if)|"
     r"i'll (?:now |first |then |just )?(?:check|look|try|run|open|read|start|see|investigate|"
     r"inspect|search|grep|call|use|write|edit|fix|test|verify|begin|go)|"
-    r"i will (?:now |first |then )?\w+|i'm going to|i am going to|i need to (?:check|figure|look|"
+    r"i will (?:now |first |then )?\w+|i(?:'m| am) (?:now |just |first |then |also )?going to|"
+    r"i need to (?:check|figure|look|"
     r"find|see|understand|verify)|(?:the )?next step is|to do this,? i)",
     re.IGNORECASE,
 )
@@ -105,6 +106,14 @@ _DOC_RE = re.compile(
     r"\b(?:accepts|supports) the following\b|\bthe (?:api|endpoint|function|method|class|"
     r"module|cli|command) (?:is|has|takes|returns|accepts)\b",
     re.IGNORECASE | re.MULTILINE,
+)
+# A sentence that only reports what a file of the repository says: its subject a path or a
+# well-known file, its verb one that reads the file out ("lists", "imports", "says").
+_FILE_SAYS_RE = re.compile(
+    r"^(?:the )?(?:file |module )?`?(?:[\w.-]+/[\w./-]+|[\w-]+\.[a-z]{1,5}|readme|makefile|"
+    r"dockerfile|changelog|license)`?(?: file| module)? (?:lists|says|states|contains|defines|"
+    r"declares|imports|exports|documents|describes|specifies|includes)\b",
+    re.IGNORECASE,
 )
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
@@ -165,8 +174,30 @@ def reasoning(heading: str, content: str) -> str | None:
     return None
 
 
+# A thank-you or an "it works" said to the agent: chat, not a lesson (heading and content).
+_ACK_RE = re.compile(
+    r"(?:(?:many |big )?thanks?(?: you)?(?: (?:so much|a lot|again))?|thx|ty|cheers|great|perfect|"
+    r"awesome|nice|cool|ok(?:ay)?|got it|sounds good|lgtm|done|yes|yep|sure|all good|"
+    r"that (?:worked|works|did it)|it works(?: now)?|works now|(?:it'?s |it is )?working now)"
+    r"(?:[\s!.,:;)\-]|\U0001f44d|\U0001f64f|\U0001f389)*",
+    re.IGNORECASE,
+)
+
+
+def _acknowledgement(text: str) -> bool:
+    rest = text.strip()
+    while rest:
+        m = _ACK_RE.match(rest)
+        if m is None or not m.group(0):
+            return False
+        rest = rest[m.end() :].lstrip()
+    return True
+
+
 def trivia(heading: str, content: str) -> str | None:
     """Session trivia: raw log lines or a recap of what the agent did, with no lesson."""
+    if _acknowledgement(content) and _acknowledgement(heading):
+        return "an acknowledgement said to the agent, not a lesson"
     lines = content.split("\n")
     log_lines = [line for line in lines if _LOG_LINE_RE.match(line)]
     if len(lines) >= 2 and 2 * len(log_lines) >= len(lines):
@@ -197,4 +228,7 @@ def derivable(heading: str, content: str) -> str | None:
         return "pasted code or signatures with no lesson; the repo already holds them"
     if _search(_DOC, prose) or _search(_DOC, heading):
         return "restates API docs with no lesson; the docs already hold it"
+    said = _sentences(prose)
+    if said and all(_FILE_SAYS_RE.match(s) for s in said):
+        return "restates what a file of the repository says, with no lesson; the repo holds it"
     return None
