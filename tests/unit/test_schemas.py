@@ -29,10 +29,6 @@ def error_of(**changes: object) -> str:
         ),
         ({"content": "   \n\t"}, "content: content is empty"),
         ({"content": "\u200b" * 50}, "content: content has no visible character"),
-        (
-            {"kind": "retro", "supersedes": "123e4567-e89b-12d3-a456-426614174000"},
-            "supersedes: only a correction may name a memory to replace, not a retro",
-        ),
         ({"heading": "\u200b\u200b"}, "heading: heading has no visible character"),
         (
             {"content": "\u2060\ufeff \u3164\u00ad\u200d"},

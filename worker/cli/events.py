@@ -275,7 +275,10 @@ def _event_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--tags", help="comma-separated")
     p.add_argument("--occurred-at", dest="occurred_at", help="ISO 8601 time (default: now)")
-    p.add_argument("--supersedes", help="with --kind correction only: the memory id it replaces")
+    p.add_argument(
+        "--supersedes",
+        help="with --kind correction: the memory id it replaces (other kinds: ignored)",
+    )
     p.add_argument("--agent")
     p.add_argument("--session")
 

@@ -89,7 +89,11 @@ class CaptureStage:
             occurred_at=event.occurred_at,
             agent=event.source.agent,
             session=event.source.session,
-            target_memory=event.supersedes,
+            # Naming a memory overrides the gate (distance, guards, judge): a human's
+            # correction may, any other event would hide a fact it only claims to replace.
+            # Another kind's `supersedes` stays in its payload and is not acted on: the gate
+            # decides as for any event.
+            target_memory=event.supersedes if event.kind is ev.Kind.correction else None,
         )
         if not verdict.admitted:
             row.status, row.reason, row.detail = "rejected", verdict.reason, verdict.detail
