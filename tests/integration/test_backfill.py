@@ -83,6 +83,23 @@ def test_a_jsonl_line_nested_too_deep_is_recorded_and_its_neighbours_are_written
     assert s.rejected == {"invalid_event": 2}
 
 
+def test_a_jsonl_line_holding_an_array_gives_one_item_per_element(
+    tmp_path: Path, pipeline: Any, store: Store
+) -> None:
+    good = [
+        {"heading": "h", "content": f"Pin the base image of service {n} to a digest."}
+        for n in (1, 2)
+    ]
+    f = tmp_path / "old.jsonl"
+    f.write_text(json.dumps([good[0], 5, good[1]]) + "\n")
+    items = bf.read_source(f, "ops")
+    assert [i.origin for i in items] == ["old.jsonl:1[0]", "old.jsonl:1[1]", "old.jsonl:1[2]"]
+    pipeline.accept([i.payload for i in items])
+    s = bf.summarize(store, items)
+    assert (s.items, s.events, s.pending) == (3, 3, 2)
+    assert s.rejected == {"not_an_event": 1}
+
+
 def test_jsonl_ids_are_the_ones_the_ledger_records(
     tmp_path: Path, pipeline: Any, store: Store
 ) -> None:

@@ -162,3 +162,16 @@ def test_a_line_nested_too_deep_is_sent_as_its_text_and_the_rest_goes_on(
     assert code == 0
     assert sent == [(constants.QUEUE_BACKFILL, [lesson(1), very, deep, lesson(3)])]
     assert out.splitlines() == [ids.event_id_for(x) for x in (lesson(1), very, deep, lesson(3))]
+
+
+def test_a_line_holding_an_array_of_events_sends_each_on_its_own(
+    sent: list[tuple[str, list[Any]]], tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One line `[good, bad, good]`: three items (the bad one recorded by the task as
+    not_an_event), not one not_an_event row for the whole line."""
+    path = tmp_path / "events.jsonl"
+    path.write_text(json.dumps([lesson(1), 5, lesson(3)]) + "\n[]\n")
+    assert main.main(["enqueue", "--file", str(path)]) == 0
+    out, _err = capsys.readouterr()
+    assert sent == [(constants.QUEUE_BACKFILL, [lesson(1), 5, lesson(3), []])]
+    assert len(out.splitlines()) == 4

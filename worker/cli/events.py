@@ -58,7 +58,12 @@ def _lines(path: str) -> Iterator[Any]:
                     continue
                 # A line nested too deep for an event is sent as its text, never encoded
                 # again: the task records it as invalid_event.
-                yield line.rstrip("\n") if ev.too_deep(obj) else obj
+                if ev.too_deep(obj):
+                    yield line.rstrip("\n")
+                elif isinstance(obj, list) and obj:
+                    yield from obj  # a line holding a JSON array of events: each on its own
+                else:
+                    yield obj
 
 
 def _chunks(items: Iterable[Any], size: int, max_bytes: int | None = None) -> Iterator[list[Any]]:

@@ -92,22 +92,26 @@ def _jsonl_items(path: Path, rel: str, namespace: str | None, kind: str) -> Iter
                 continue
             try:
                 obj = json.loads(line)
+                readable = not too_deep(obj)
             except (ValueError, RecursionError):
-                obj = None
-            if obj is None or too_deep(obj):
+                readable = False
+            if not readable:
                 # Sent as-is: the capture task records it (malformed_json, or invalid_event
                 # for a line nested too deep for an event), by its bytes.
                 raw = line.rstrip("\n")
                 yield Item.of(raw, f"{rel}:{n}")
                 continue
-            if isinstance(obj, dict):
-                if namespace and "namespace" not in obj:
-                    obj["namespace"] = namespace
-                obj.setdefault("kind", kind)
-                if "event_id" not in obj:
-                    canon = json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
-                    obj["event_id"] = _bf_id(str(obj.get("namespace")), rel, canon)
-            yield Item.of(obj, f"{rel}:{n}")
+            # A line holding a JSON array of events: each one is an event of its own.
+            parts = list(enumerate(obj)) if isinstance(obj, list) and obj else [(None, obj)]
+            for i, part in parts:
+                if isinstance(part, dict):
+                    if namespace and "namespace" not in part:
+                        part["namespace"] = namespace
+                    part.setdefault("kind", kind)
+                    if "event_id" not in part:
+                        canon = json.dumps(part, sort_keys=True, ensure_ascii=False, default=str)
+                        part["event_id"] = _bf_id(str(part.get("namespace")), rel, canon)
+                yield Item.of(part, f"{rel}:{n}" if i is None else f"{rel}:{n}[{i}]")
 
 
 def _front_matter(text: str) -> tuple[dict[str, Any], str]:
