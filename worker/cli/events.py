@@ -51,19 +51,13 @@ def _lines(path: str) -> Iterator[Any]:
         for line in stream:
             if line.strip():
                 try:
-                    obj = json.loads(line)
+                    obj, raw = json.loads(line), False
                 except (ValueError, RecursionError):
-                    # Sent as-is: the capture task records it as malformed_json.
-                    yield line.rstrip("\n")
-                    continue
-                # A line nested too deep for an event is sent as its text, never encoded
-                # again: the task records it as invalid_event.
-                if ev.too_deep(obj):
-                    yield line.rstrip("\n")
-                elif isinstance(obj, list) and obj:
-                    yield from obj  # a line holding a JSON array of events: each on its own
-                else:
-                    yield obj
+                    obj, raw = None, True  # sent as-is: recorded as malformed_json
+                if raw or ev.too_deep(obj):
+                    yield line.rstrip("\n")  # as-is; too deep: recorded as invalid_event
+                else:  # an array of events, event by event
+                    yield from obj if isinstance(obj, list) and obj else [obj]
 
 
 def _chunks(items: Iterable[Any], size: int, max_bytes: int | None = None) -> Iterator[list[Any]]:
