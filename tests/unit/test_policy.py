@@ -346,6 +346,7 @@ def test_chat_plans_and_file_readouts_are_refused(heading: str, content: str, re
         ("Pin numpy below 2", "Thanks, that worked!"),  # the heading holds the lesson
         ("README", "The README says to run make build first, but that is wrong: test builds."),
         ("Compose", "docker-compose.yml pins Redis 7 because 6 lacks the ACL commands we use."),
+        ("Node", "Node.js includes a global fetch since version 18."),  # a product, not a file
     ],
 )
 def test_a_lesson_beside_chat_or_a_file_is_kept(heading: str, content: str) -> None:

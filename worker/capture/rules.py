@@ -109,8 +109,10 @@ _DOC_RE = re.compile(
 )
 # A sentence that only reports what a file of the repository says: its subject a path or a
 # well-known file, its verb one that reads the file out ("lists", "imports", "says").
+# A bare name needs a file's extension: "Node.js includes fetch" names a product, not a file.
 _FILE_SAYS_RE = re.compile(
-    r"^(?:the )?(?:file |module )?`?(?:[\w.-]+/[\w./-]+|[\w-]+\.[a-z]{1,5}|readme|makefile|"
+    r"^(?:the )?(?:file |module )?`?(?:[\w.-]+/[\w./-]+|[\w-]+\.(?:json|ya?ml|toml|py|ts|tsx|jsx|"
+    r"go|rs|rb|java|kt|md|txt|cfg|ini|lock|sh|sql|xml|gradle|tf|conf|mod|sum)|readme|makefile|"
     r"dockerfile|changelog|license)`?(?: file| module)? (?:lists|says|states|contains|defines|"
     r"declares|imports|exports|documents|describes|specifies|includes)\b",
     re.IGNORECASE,
