@@ -297,6 +297,17 @@ def test_any_message_ends_in_one_recorded_state_and_the_worker_stays_up(
                 reason={"invalid_event"},
             )
         )
+        # 5,000 levels: the body cannot be decoded whole; its events are read one by one.
+        good2 = [{**EVENT, "heading": f"Deeper {n}", "content": f"Deeper case lesson {n}."} for n in (1, 2)]  # fmt: skip
+        very = dumps(EVENT)[:-1] + ', "source": ' + "[" * 5000 + "]" * 5000 + "}"
+        publish(
+            Case(
+                f"[[{dumps(good2[0])}, {very}, {dumps(good2[1])}], {{}}, {{}}]".encode(),
+                {"task": CAPTURE, "id": "deeper"},
+                events=good2,
+                reason={"invalid_event"},
+            )
+        )
         # A well-formed message after all of that is written.
         publish(
             Case(dumps([[EVENT], {}, {}]).encode(), {"task": CAPTURE, "id": "ok"}, events=[EVENT])

@@ -151,3 +151,30 @@ def test_an_event_nested_too_deep_is_not_passed_on_and_its_neighbours_are() -> N
     assert not envelope.too_deep(_nested(32)) and envelope.too_deep(_nested(33))
     assert envelope.too_deep(_nested(200_000))
     assert not envelope.too_deep([E1, {"tags": ["a"], "source": {"agent": "x"}}])
+
+
+def test_a_body_too_deep_to_decode_is_read_event_by_event() -> None:
+    """Past ~990 levels nothing decodes the body whole: its events are read one by one,
+    whatever their depth or the brackets and escapes inside their strings."""
+    import json
+
+    tricky = {**E1, "s": 'a "quoted" ] } [ { , \\ \\" end'}
+    very = '{"source": ' + "[" * 5000 + "]" * 5000 + "}"
+    body = f"[[[{json.dumps(tricky)}, {very}, {json.dumps(E2)}], {json.dumps(E3)}], {{}}, {{}}]"
+    with pytest.raises(RecursionError):
+        json.loads(body)
+    assert envelope.salvage_capture(body.encode()) == ([tricky, E2, E3], 1)
+    clean = envelope.screen(CAPTURE, 2, {"task": CAPTURE}, [[[tricky, E2, E3]], {}, {}], b"r", 1)
+    assert clean.body[0] == [[tricky, E2, E3]]
+    assert clean.refusal is not None and clean.refusal[0] == "invalid_event"
+    assert clean.refusal[1].startswith("1 event(s) nest deeper than 32 levels")
+    # Not a plain capture body: refused whole (None), never guessed at.
+    for bad in (
+        "[" * 5000 + "]" * 5000,
+        f'[[{very}], {{"payload": [{very}]}}, {{}}]',
+        f"[[{very}] {{}}]",
+        f"[[{very}], {{}}, {{}}] trailing",
+        "not json",
+    ):
+        assert envelope.salvage_capture(bad.encode()) is None, bad[:40]
+    assert envelope.salvage_capture(b"[[], {}, {}]") == ([], 0)

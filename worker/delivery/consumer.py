@@ -120,15 +120,24 @@ class MemsieveConsumer(Consumer):  # type: ignore[misc]
             digest = hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:8]
             self._refuse(message, "unknown_task", f"no memsieve task named like that ({digest})")
             return False
+        dropped = 0
         try:
             if body is None:
                 body = message.decode()
         except Exception as exc:  # noqa: BLE001 - any decoder error
-            self._refuse(message, "undecodable_message", f"cannot decode: {type(exc).__name__}")
-            return False
+            # kombu wraps the decoder's error (DecodeError from RecursionError): one event
+            # nested past what the decoder can read. The others are read one by one
+            # (`envelope.salvage_capture`); a body that is not a plain capture is refused.
+            deep = any(isinstance(e, RecursionError) for e in (exc, exc.__cause__, exc.__context__))
+            salvaged = envelope.salvage_capture(raw) if deep and task == _TASKS[0] else None
+            if salvaged is None or not salvaged[0]:
+                reason = "undecodable_message" if salvaged is None else "invalid_event"
+                self._refuse(message, reason, f"cannot decode: {type(exc).__name__}")
+                return False
+            body, dropped = [[salvaged[0]], {}, {}], salvaged[1]
         try:
             clean = envelope.screen(
-                str(task), protocol, headers if protocol == 2 else {}, body, raw
+                str(task), protocol, headers if protocol == 2 else {}, body, raw, dropped
             )
             encoded = dumps(clean.body)
         except envelope.Refused as exc:

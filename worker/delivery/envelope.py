@@ -27,6 +27,7 @@ Pure: no I/O. The detail of a refusal never quotes the message.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import uuid
 from dataclasses import dataclass
@@ -138,8 +139,79 @@ def capture_items(args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], i
     return items, len(extra)
 
 
-def screen(task: str, protocol: int, headers: dict[str, Any], body: Any, raw: bytes) -> Clean:
-    """A clean protocol-2 message for `task` (a memsieve task), or Refused."""
+# What splits a JSON text into tokens that matter to nesting (strings and their escapes too).
+_JSON_MARK = re.compile(r'[\\"\[\]{},]')
+
+
+def _elements(text: str) -> list[str] | None:
+    """The elements of the JSON array `text` (stripped) as texts, found without recursion
+    (whatever their depth), or None if `text` is not one well-formed array."""
+    if not text.startswith("["):
+        return None
+    out: list[str] = []
+    depth, in_str, skip, begin = 0, False, -1, 1
+    for m in _JSON_MARK.finditer(text):
+        i, c = m.start(), m.group()
+        if i <= skip:
+            continue
+        if in_str:
+            if c == "\\":
+                skip = i + 1  # the escaped character
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+            if depth == 0:
+                last = text[begin:i].strip()
+                if last:
+                    out.append(last)
+                elif out:
+                    return None  # "[1,]"
+                return out if not text[i + 1 :].strip() else None
+        elif c == "," and depth == 1:
+            out.append(text[begin:i].strip())
+            begin = i + 1
+    return None
+
+
+def salvage_capture(raw: bytes) -> tuple[list[Any], int] | None:
+    """The events of a protocol-2 capture body too deep to decode whole: (those that decode,
+    how many did not), read argument by argument; None if the body is not `[args, kwargs]`
+    or `[args, kwargs, embed]` with the keyword arguments empty (then it is refused whole)."""
+    try:
+        top = _elements(raw.decode("utf-8").strip())
+    except UnicodeDecodeError:
+        return None
+    if top is None or len(top) not in (2, 3):
+        return None
+    try:
+        if json.loads(top[1]) not in ({}, None):
+            return None
+    except (ValueError, RecursionError):
+        return None
+    args = _elements(top[0])
+    if args is None:
+        return None
+    events: list[Any] = []
+    dropped = 0
+    for arg in args:
+        for text in _elements(arg) or [arg]:  # an argument: a list of events, or one event
+            try:
+                events.append(json.loads(text))
+            except (ValueError, RecursionError):
+                dropped += 1
+    return events, dropped
+
+
+def screen(
+    task: str, protocol: int, headers: dict[str, Any], body: Any, raw: bytes, dropped: int = 0
+) -> Clean:
+    """A clean protocol-2 message for `task` (a memsieve task), or Refused. `dropped`: events
+    already left out because they could not be decoded (`salvage_capture`)."""
     args, kwargs = _split(protocol, body, headers)
     source = headers if protocol == 2 else body
     clean: dict[str, Any] = {
@@ -161,24 +233,23 @@ def screen(task: str, protocol: int, headers: dict[str, Any], body: Any, raw: by
         # Scan stamps, one per event, kept only when well-formed (the task verifies them).
         stamps = stamp.header_value(source.get(stamp.HEADER), len(items))
         deep = {n for n, item in enumerate(items) if too_deep(item)}
+        gone = len(deep) + dropped
         if deep:
             items = [item for n, item in enumerate(items) if n not in deep]
             if stamps is not None:
                 stamps = [s for n, s in enumerate(stamps) if n not in deep]
-            if not items:
-                raise Refused(
-                    "invalid_event",
-                    f"every event of the message nests deeper than {MAX_EVENT_DEPTH} levels",
-                )
+        if gone and not items:
+            raise Refused(
+                "invalid_event",
+                f"every event of the message nests deeper than {MAX_EVENT_DEPTH} levels",
+            )
         clean["argsrepr"] = f"[{len(items)} event(s)]"
         if stamps is not None:
             clean[stamp.HEADER] = stamps
         refusal = None
         parts = []
-        if deep:
-            parts.append(
-                f"{len(deep)} event(s) nest deeper than {MAX_EVENT_DEPTH} levels, not read"
-            )
+        if gone:
+            parts.append(f"{gone} event(s) nest deeper than {MAX_EVENT_DEPTH} levels, not read")
         if extra:
             # Names and values are not repeated: either may hold a secret.
             parts.append(
@@ -186,7 +257,7 @@ def screen(task: str, protocol: int, headers: dict[str, Any], body: Any, raw: by
             )
         if parts:
             refusal = (
-                "invalid_event" if deep else "unexpected_keyword_argument",
+                "invalid_event" if gone else "unexpected_keyword_argument",
                 "; ".join(parts)
                 + f"; the message's {len(items)} event(s) are recorded on their own",
             )
