@@ -178,3 +178,5 @@ def test_a_body_too_deep_to_decode_is_read_event_by_event() -> None:
     ):
         assert envelope.salvage_capture(bad.encode()) is None, bad[:40]
     assert envelope.salvage_capture(b"[[], {}, {}]") == ([], 0)
+    # As capture_items reads them: an empty list argument adds no event.
+    assert envelope.salvage_capture(f"[[[], {very}, {json.dumps(E1)}], {{}}]".encode()) == ([E1], 1)

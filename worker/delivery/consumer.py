@@ -129,7 +129,8 @@ class MemsieveConsumer(Consumer):  # type: ignore[misc]
             # nested past what the decoder can read. The others are read one by one
             # (`envelope.salvage_capture`); a body that is not a plain capture is refused.
             deep = any(isinstance(e, RecursionError) for e in (exc, exc.__cause__, exc.__context__))
-            salvaged = envelope.salvage_capture(raw) if deep and task == _TASKS[0] else None
+            capture = task == constants.TASK_CAPTURE
+            salvaged = envelope.salvage_capture(raw) if deep and capture else None
             if salvaged is None or not salvaged[0]:
                 reason = "undecodable_message" if salvaged is None else "invalid_event"
                 self._refuse(message, reason, f"cannot decode: {type(exc).__name__}")

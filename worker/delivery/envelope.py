@@ -199,7 +199,8 @@ def salvage_capture(raw: bytes) -> tuple[list[Any], int] | None:
     events: list[Any] = []
     dropped = 0
     for arg in args:
-        for text in _elements(arg) or [arg]:  # an argument: a list of events, or one event
+        listed = _elements(arg)  # an argument: a list of events (maybe empty), or one event
+        for text in listed if listed is not None else [arg]:
             try:
                 events.append(json.loads(text))
             except (ValueError, RecursionError):
