@@ -50,6 +50,22 @@ def test_second_held_out_corpus_is_no_worse_than_measured() -> None:
     that tuning: 259, 9, 42 and 90/221). Bounds, not targets: it is not tuned on."""
     counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS2)
     assert sum(1 for r in ROWS2 if r["must_refuse"]) == 310 and len(ROWS2) == 531
-    assert counts[(True, "secret")] + counts[(True, "invalid_event")] >= 259
-    assert counts[(True, "admitted")] <= 51
-    assert counts[(False, "secret")] <= 40
+    # Stop 37 (memsieve.capture.nearby, built on secrets_train3): 266 for a secret, 19 by
+    # the schema, 25 admitted (45 before); 39 benign refused as secrets (37 before).
+    assert counts[(True, "secret")] + counts[(True, "invalid_event")] >= 285
+    assert counts[(True, "admitted")] <= 25
+    assert counts[(False, "secret")] <= 39
+
+
+PATH3 = PATH.with_name("secrets_train3.jsonl")
+ROWS3 = [json.loads(line) for line in PATH3.read_text("utf-8").splitlines() if line.strip()]
+
+
+def test_third_corpus_a_training_set_is_no_worse_than_tuned() -> None:
+    """Written by a helper with a fresh context from format descriptions alone (stop 37),
+    then studied: `memsieve.capture.nearby` was built on its misses (69 of 300 admitted
+    before, 18 after; 20 of 150 benign refused before and after). A regression check."""
+    counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS3)
+    assert sum(1 for r in ROWS3 if r["must_refuse"]) == 300 and len(ROWS3) == 450
+    assert counts[(True, "admitted")] <= 18
+    assert counts[(False, "secret")] <= 20

@@ -44,6 +44,11 @@ _ID_LABEL = re.compile(r"(?i)(?<![a-z])(?:[a-z]+[ _-])?id(?:-\d)?\s*[:=]?\s*[\"'
 _DOC_EXAMPLE = re.compile(r"EXAMPLE|([0Xx*])\1{7,}")
 
 
+# Kinds whose value, if base64 of plain text (a JWT's header, a config file), is no secret
+# itself: the decoded text is scanned instead.
+_DECODABLE = ("high_entropy_token", "high_entropy_string", "credential_value")
+
+
 def _decodes_to_text(run: str, b64: Callable[[str], str | None]) -> bool:
     """A base64 run whose bytes are ordinary text: its decoded text is scanned instead."""
     decoded = b64(run)
@@ -79,6 +84,6 @@ def public_or_id(
         return True
     if DIGEST_PREFIX.match(value):
         return True
-    if f.kind in ("high_entropy_token", "high_entropy_string") and _decodes_to_text(value, b64):
+    if f.kind in _DECODABLE and _decodes_to_text(value, b64):
         return True
     return any(start <= f.start and f.end <= end for start, end in public)

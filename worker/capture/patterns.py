@@ -177,9 +177,11 @@ _PATTERNS: tuple[Pattern, ...] = (
         # No `\b` or prefix before the keyword: DB_PASSWORD and client_secret match on the
         # keyword alone, and a `(?:\w+_)*` prefix would backtrack quadratically.
         r"(?i:(?:password|passwd|passphrase|passcode|pwd|pw|secret|api[_-]?key|apikey|"
-        r"passwort|kennwort|contrase[ñn]a|senha|wachtwoord|mot_de_passe|"
-        r"access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|"
-        r"(?:access|auth|refresh|api|bot|session)?[_-]?token)\b)"
+        r"passwort|kennwort|contrase[ñn]a|senha|wachtwoord|mot_de_passe|(?<![A-Za-z])pass|"
+        r"access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|erlang[_-]?cookie|"
+        r"(?:access|auth|refresh|api|bot|session)?[_-]?token)"
+        # An encoding named after the key (SMTP_PASS_B64, mqtt_pass_hex) hides nothing.
+        r"(?:[_-](?:b64|base64|hex|enc|encoded|plain|raw))?\b)"
         r"[\"'\]]?\s*(?::=|=>|[:=])\s*(?:\"([^\"\n]{6,})\"|'([^'\n]{6,})'|([^\s\"',;`]{6,}))",
         0,
         needs=(":", "="),
@@ -301,6 +303,7 @@ GENERIC_KINDS = frozenset(
         "prefixed_token",
         "high_entropy_string",
         "prose_password",
+        "credential_value",
     }
 )
 

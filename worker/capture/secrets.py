@@ -31,11 +31,11 @@ import hmac
 import html
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from urllib.parse import unquote_plus
 
-from memsieve.capture import fastre, lookalikes, patterns, prose
+from memsieve.capture import credshapes, fastre, lookalikes, nearby, patterns, prose
 from memsieve.capture.patterns import SecretFinding, classes, entropy, merge
 
 __all__ = [
@@ -168,7 +168,11 @@ def _decoded(text: str, depth: int, runs: bool) -> Iterable[SecretFinding]:
     """`runs`: whether `text` holds a `_TOKENISH` run (else no base64 or hex is in it)."""
     for m in _B64.finditer(text) if runs else ():
         decoded = _b64(m.group(0))
-        if decoded and decoded != m.group(0) and _scan(decoded, depth + 1):
+        if (
+            decoded
+            and decoded != m.group(0)
+            and (credshapes.decoded_credential(decoded) or _scan(decoded, depth + 1))
+        ):
             yield SecretFinding(m.start(), m.end(), "encoded_secret")
     for m in _HEX.finditer(text) if runs else ():
         decoded = _text_of(bytes.fromhex(m.group(0)))
@@ -211,6 +215,8 @@ def _scan(text: str, depth: int) -> list[SecretFinding]:
     found = [
         *patterns.known_formats(text, low),
         *prose.findings(text, low),
+        *nearby.findings(text, low),
+        *credshapes.findings(text, low),
         *(_generic(text) if runs else ()),
     ]
     public = lookalikes.public_spans(text) if found else []
@@ -304,23 +310,36 @@ def scan_fields(fields: Sequence[tuple[str, str]]) -> dict[str, list[SecretFindi
         # A token cut in two: the token characters that end one field and start the next.
         tail = _TOKEN_END.search(a[-SEAM:])
         head = _TOKEN_START.match(b[:SEAM])
-        seams = []
+        seams: list[tuple[str, str, str, Callable[[str], Iterable[SecretFinding]]]] = []
         if tail and head and tail.group(0) and head.group(0):
             if len(tail.group(0)) + len(head.group(0)) >= 12:
-                seams.append((tail.group(0), "", head.group(0)))
+                seams.append((tail.group(0), "", head.group(0), patterns.known_formats))
         # A value set up at the end of one field ("the password is") and given in the next.
         left = a[-SEAM:]
         if any(cue in left.lower() for cue in _SEAM_CUES):
-            seams.append((left, " ", b[:SEAM]))
-        for lpart, sep, rpart in seams:
+            seams.append((left, " ", b[:SEAM], find_secrets))
+        if (
+            tail
+            and head
+            and min(len(tail.group(0)), len(head.group(0))) >= 4
+            and tail.group(0)[-1].isalnum()
+            and nearby.names_a_credential(left)
+        ):
+            # A value cut in two, read with the words before it ("credential for qa:
+            # w2Ey8z" + "bESUi6…"): a strong value near a credential's name.
+            seams.append((left, "", b[:SEAM], nearby.findings))
+        for lpart, sep, rpart, scan in seams:
             offset = len(a) - len(lpart)
             cut = len(lpart) + len(sep)
-            # Glued, only the known formats count: prose needs its spaces ("fieldThe" is
-            # two words) and a generic run would swallow the neighbour's last word.
-            joined = lpart + sep + rpart
-            for f in patterns.known_formats(joined) if sep == "" else find_secrets(joined):
+            # Glued, only the known formats count (and a strong value after a credential's
+            # name): prose needs its spaces ("fieldThe" is two words) and a generic run
+            # would swallow the neighbour's last word.
+            found = list(scan(lpart + sep + rpart))
+            for f in found:
                 if f.end <= len(lpart):
                     continue  # inside the left field: its own scan, with all its context, decides
+                if scan is nearby.findings and f.start >= len(lpart):
+                    continue  # inside the right field: not cut, and its own scan decides
                 if f.start < len(lpart):
                     end = offset + min(f.end, len(lpart))
                     out[na].append(SecretFinding(offset + f.start, end, f.kind))

@@ -136,6 +136,8 @@ VENDOR_PATTERNS: tuple[Pattern, ...] = (
         lambda v: not_placeholder(v) and classes(v) >= 2,
         needs=("uthorization", "UTHORIZATION"),
     ),
+    _p("neon_password", _B + r"npg_[A-Za-z0-9]{12,}" + _E, 0, random_looking, needs=("npg_",)),
+    _p("salesforce_token", _B + r"00D[A-Za-z0-9]{12,15}![A-Za-z0-9_.]{40,}", needs=("00D",)),
     _p("resend_key", _B + r"re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}" + _E, needs=("re_",)),
     _p("contentful_token", _B + r"CFPAT-[A-Za-z0-9_-]{43}" + _E, needs=("CFPAT-",)),
     _p(
