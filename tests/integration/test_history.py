@@ -201,6 +201,22 @@ def test_explain_says_why_in_plain_words(pipeline: Any, month: dict[str, str]) -
     assert "was merged into memory" in ex.text and "byte-identical" in ex.text
 
 
+def test_ids_in_upper_case_or_without_dashes_name_the_same_memory(
+    pipeline: Any, month: dict[str, str]
+) -> None:
+    """As `supersedes` accepts them (a black-box probe saw explain crash on them)."""
+    h = History(pipeline.store)
+    canonical = month["a2"]
+    for asked in (
+        canonical.upper(),
+        canonical.replace("-", ""),
+        canonical.upper().replace("-", ""),
+    ):
+        assert h.explain(asked).text == h.explain(canonical).text
+        text = h.history(asked).text
+        assert "v2  " + canonical + "  hidden  <- you asked about this one" in text
+
+
 def test_explain_rejected_dead_and_unknown(pipeline: Any) -> None:
     from memsieve import errors
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from memsieve import errors
 from memsieve.history import lineage as hist
-from memsieve.history.format import fmt_ts, is_uuid, quote, short
+from memsieve.history.format import canonical_id, fmt_ts, is_uuid, quote, short
 from memsieve.store import queries as q
 
 if TYPE_CHECKING:
@@ -362,6 +362,7 @@ def explain(store: Reads, id_: str, namespace: str | None = None) -> Explanation
     """Explain a memory id, else an event id, within `namespace` when given (a memory of
     another namespace is not found). PermanentError when neither exists; AmbiguousEvent
     (a PermanentError too) for an event id namespaces share, asked without a namespace."""
+    id_ = canonical_id(id_)
     found = explain_memory(store, id_) if is_uuid(id_) else None
     if (
         found is not None

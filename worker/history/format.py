@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import UTC, date, datetime, time
 
 from memsieve import errors
@@ -12,6 +13,12 @@ _UUID = re.compile(r"^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$")
 
 def is_uuid(value: str) -> bool:
     return bool(_UUID.match(value))
+
+
+def canonical_id(value: str) -> str:
+    """A UUID as the store writes it (lower case, dashed); anything else as given. Ids are
+    accepted in upper case and without dashes, as `supersedes` accepts them."""
+    return str(uuid.UUID(value)) if is_uuid(value) else value
 
 
 def fmt_ts(ts: datetime | None) -> str:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memsieve.history.format import fmt_ts, is_uuid, short
+from memsieve.history.format import canonical_id, fmt_ts, is_uuid, short
 from memsieve.store import queries as q
 
 if TYPE_CHECKING:
@@ -124,7 +124,7 @@ def lineage(store: Reads, memory_id: str) -> Lineage | None:
     if not is_uuid(memory_id):
         return None
     with store.reading() as cur:
-        return lineage_in(cur, memory_id)
+        return lineage_in(cur, canonical_id(memory_id))
 
 
 def lineage_in(cur: Any, memory_id: str) -> Lineage | None:

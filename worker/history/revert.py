@@ -34,7 +34,7 @@ from typing import Any
 
 import psycopg
 from memsieve import errors
-from memsieve.history.format import fmt_ts, is_uuid, quote, short
+from memsieve.history.format import canonical_id, fmt_ts, is_uuid, quote, short
 from memsieve.store import queries as q
 from memsieve.store.postgres import Store
 
@@ -89,7 +89,7 @@ def revert(
     at: datetime | None = None,
 ) -> RevertResult:
     """Undo the supersede made by memory `target`'s write, or undo revision `target`."""
-    namespace, newer_id, asked = _resolve(store, target)
+    namespace, newer_id, asked = _resolve(store, canonical_id(target))
     # The write path's lock: a revert and a gate decision of a namespace never interleave.
     with store.locked(namespace) as cur:
         steps = q.all(cur, "revert_steps", (newer_id,))
