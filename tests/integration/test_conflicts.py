@@ -166,6 +166,45 @@ def test_a_correction_naming_a_conflict_member_closes_it_with_reason_update(stor
     assert new.memory_id in {m for m in (c["older_id"], c["newer_id"])}
 
 
+def test_a_correction_naming_one_member_stays_in_conflict_with_the_other(store: Store) -> None:
+    """Alpha and Beta conflict; a correction names Beta and says Gamma: Beta is hidden, and
+    Alpha, which the correction updates too, stays live linked to it (not silently beside
+    it, as a black-box probe found: `conflicts` said none while recall showed both)."""
+    old = _write(store, "ns", [(_pending(store, "ns", "e1", OLD), A)])[0]
+    new = _write(store, "ns", [(_pending(store, "ns", "e2", NEW), B)])[0]
+    fix = "Postgres listens on port 6000."
+    out = _write(
+        store,
+        "ns",
+        [(_pending(store, "ns", "e3", fix, kind="correction", target=new.memory_id), C)],
+    )[0]
+    assert (out.decision, out.supersedes, out.reason) == ("superseded", new.memory_id, "update")
+    assert sorted(_live(store, "ns")) == sorted([OLD, fix])
+    [c] = conflicts.open_conflicts(store, "ns")
+    assert {c.older_id, c.newer_id} == {old.memory_id, out.memory_id}
+    rows = _conflicts(store)
+    assert [(r["older_id"], r["newer_id"], r["closed_how"]) for r in rows if r["closed_at"]] == [
+        (old.memory_id, new.memory_id, "update")
+    ]
+
+
+def test_a_correction_with_a_live_text_says_its_target_was_not_acted_on(store: Store) -> None:
+    old = _write(store, "ns", [(_pending(store, "ns", "e1", OLD), A)])[0]
+    new = _write(store, "ns", [(_pending(store, "ns", "e2", NEW), B)])[0]
+    out = _write(
+        store,
+        "ns",
+        [(_pending(store, "ns", "e3", NEW, kind="correction", target=old.memory_id), B)],
+    )[0]
+    assert (out.decision, out.memory_id) == ("merged", new.memory_id)
+    assert f"the correction's target {old.memory_id} was not acted on" in out.reason
+    assert len(conflicts.open_conflicts(store, "ns")) == 1
+    from memsieve.history import explain
+
+    text = explain.explain(store, "e3", "ns").text
+    assert f"The correction named memory {old.memory_id} as the one it replaces" in text
+
+
 def test_a_rewording_of_a_member_closes_the_conflict_and_opens_one_with_the_rewording(
     store: Store,
 ) -> None:

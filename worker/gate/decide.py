@@ -124,9 +124,16 @@ def decide(
     """
     for cand in candidates:
         if cand.content_hash == incoming.content_hash:
-            return GateDecision(
-                "merge", cand.memory_id, 0.0, threshold, "byte-identical live memory"
-            )
+            reason = "byte-identical live memory"
+            target = incoming.target_memory_id
+            if target is not None and target != cand.memory_id:
+                # Said, not silently dropped: the text is stored once, and a memory replaces
+                # at most one other, so the named memory stays live (resolve or revert it).
+                reason += (
+                    f"; the correction's target {target} was not acted on: its text is already"
+                    " live as this memory"
+                )
+            return GateDecision("merge", cand.memory_id, 0.0, threshold, reason)
 
     considered: list[Considered] = []
     ordered = sorted(candidates, key=lambda c: c.distance)
@@ -135,13 +142,28 @@ def decide(
     if incoming.target_memory_id is not None:
         for cand in ordered:
             if cand.memory_id == incoming.target_memory_id:
+                # The other close memories are judged as for any event: one the correction
+                # updates (the other side of the target's open conflict, typically) stays
+                # live beside it, linked as a conflict, not left as a silent contradiction.
+                others = [c for c in ordered if c is not cand and c.distance < threshold]
+                judgements = _judge(incoming, others, guards, judge, judged)
+                considered = [Considered(cand.memory_id, cand.distance, cand.distance < threshold)]
+                updated: list[str] = []
+                for other in others:
+                    j = judgements[other.memory_id]
+                    considered.append(
+                        Considered(other.memory_id, other.distance, True, list(j.vetoes), j)
+                    )
+                    if j.verdict == "update":
+                        updated.append(other.memory_id)
                 return GateDecision(
                     "supersede",
                     cand.memory_id,
                     cand.distance,
                     threshold,
                     "update" if cand.memory_id in in_conflict else "correction names this memory",
-                    [Considered(cand.memory_id, cand.distance, cand.distance < threshold)],
+                    considered,
+                    conflicts=updated,
                 )
 
     close = [c for c in ordered if c.distance < threshold]

@@ -117,7 +117,8 @@ def resolve(
             raise ResolveRefused(
                 f"memory {win} already replaced another memory, and a memory replaces at most "
                 f"one other (a chain never forks). Send a correction naming memory {lose} as "
-                f"its target instead: it supersedes it with reason 'update' and closes the "
+                f"its target instead, in words of its own (one byte-identical to a live memory "
+                f"is merged into it): it supersedes it with reason 'update' and closes the "
                 f"conflict"
             )
         at = q.one(cur, "now")["now"]

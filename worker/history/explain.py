@@ -158,11 +158,19 @@ def _decision_sentence(cur: Any, record: dict[str, Any], subject: str) -> str:
             )
         )
     if action == "merge":
+        dropped = str(record.get("reason") or "").partition("; the correction's target ")[2]
         return (
             f"{subject} was merged into {_label(cur, record.get('target'))}: its heading and "
             f"content are byte-identical to that memory, which was live in the namespace, so no "
             f"new row was written and no text was lost (found by content hash before any vector "
             f"search; embedder {model})."
+            + (
+                f" The correction named memory {dropped.split()[0]} as the one it replaces; it"
+                " was not acted on (a memory replaces at most one other): it stays live, and"
+                " `memsieve resolve` or `memsieve revert` settles it."
+                if dropped
+                else ""
+            )
         )
     return f"{subject} was written, but no decision record was kept for it."
 
