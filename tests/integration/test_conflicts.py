@@ -402,6 +402,32 @@ def test_as_of_recall_sees_the_loser_live_until_the_resolution(store: Store) -> 
     assert [r.memory_id for r in got] == [new.memory_id]
 
 
+def test_as_of_recall_marks_the_conflicts_open_then_the_newer_first(store: Store) -> None:
+    """As plain recall does, for the conflicts open at T (a black-box probe found as-of
+    recall marking none, the stale value first, even with T = now)."""
+    from memsieve.history import lineage
+
+    old = _write(store, "ns", [(_pending(store, "ns", "e1", OLD), A)])[0]
+    new = _write(store, "ns", [(_pending(store, "ns", "e2", NEW), B)])[0]
+    [c] = conflicts.open_conflicts(store, "ns")
+    opened = store.get_memory(new.memory_id)["created_at"]  # type: ignore[index]
+    got = lineage.recall_as_of(store, "ns", A, "m", opened, 1)  # k=1 brings the newer in
+    assert [r.memory_id for r in got] == [new.memory_id, old.memory_id]
+    assert got[0].conflicts == [
+        {"conflict_id": c.id, "with": old.memory_id, "this_is": "newer", "detail": c.detail}
+    ]
+    assert got[1].conflicts[0]["this_is"] == "older"
+    before = opened - timedelta(microseconds=1)
+    got = lineage.recall_as_of(store, "ns", A, "m", before, 5)
+    assert [(r.memory_id, r.conflicts) for r in got] == [(old.memory_id, [])]
+    res = conflicts.resolve(store, c.id, "newer")
+    got = lineage.recall_as_of(store, "ns", A, "m", res.at, 5)
+    assert [(r.memory_id, r.conflicts) for r in got] == [(new.memory_id, [])]
+    # Before the resolution the conflict was open, and as-of recall still says so.
+    got = lineage.recall_as_of(store, "ns", A, "m", res.at - timedelta(microseconds=1), 5)
+    assert [len(r.conflicts) for r in got] == [1, 1]
+
+
 def test_the_history_api_lists_and_resolves_conflicts(store: Store) -> None:
     from memsieve.history.api import History
 

@@ -116,6 +116,8 @@ class Recalled:
     live_from: datetime
     live_to: datetime | None
     distance: float
+    # Conflicts open at the time asked about: {conflict_id, with, this_is, detail}.
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
 
 
 # -- reads ----------------------------------------------------------------------------------------
@@ -184,10 +186,15 @@ def recall_as_of(
     if as_of.tzinfo is None:
         raise ValueError("as_of must be timezone-aware")
     import numpy as np
+    from memsieve.store.recall import mark_conflicts
 
     vec = np.asarray(vector, dtype=np.float32)
     params = {"v": vec, "ns": namespace, "model": model, "t": as_of, "k": k}
-    return [Recalled(**r) for r in store.rows("recall_as_of", params)]
+    with store.reading() as cur:
+        rows = q.all(cur, "recall_as_of", params)
+        # The conflicts open at T, marked as plain recall marks those open now: the newer
+        # member first, brought in if it was live then but not among the nearest.
+        return [Recalled(**r) for r in mark_conflicts(cur, rows, vec, model, as_of)]
 
 
 def live_as_of(store: Reads, namespace: str, as_of: datetime) -> list[dict[str, Any]]:

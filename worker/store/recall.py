@@ -8,6 +8,7 @@ was updated without saying so. Each row gets `conflicts`: a list of
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -16,21 +17,30 @@ from memsieve.store import queries
 
 
 def mark_conflicts(
-    cur: psycopg.Cursor[Any], rows: list[dict[str, Any]], vec: np.ndarray, model: str
+    cur: psycopg.Cursor[Any],
+    rows: list[dict[str, Any]],
+    vec: np.ndarray,
+    model: str,
+    as_of: datetime | None = None,
 ) -> list[dict[str, Any]]:
+    """`as_of`: mark the conflicts open at that time (as-of recall), else those open now."""
     for r in rows:
         r["conflicts"] = []
     ids = [r["memory_id"] for r in rows]
     if not ids:
         return rows
-    found = queries.all(cur, "recall_open_conflicts", {"ids": ids})
+    if as_of is None:
+        found = queries.all(cur, "recall_open_conflicts", {"ids": ids})
+    else:
+        found = queries.all(cur, "recall_conflicts_as_of", {"ids": ids, "t": as_of})
     if not found:
         return rows
     by_id = {r["memory_id"]: r for r in rows}
     missing = sorted({c["newer_id"] for c in found} - by_id.keys())
     if missing:
-        params = {"v": vec, "ids": missing, "model": model}
-        for r in queries.all(cur, "recall_by_ids", params):
+        params = {"v": vec, "ids": missing, "model": model, "t": as_of}
+        by_ids = "recall_by_ids" if as_of is None else "recall_by_ids_as_of"
+        for r in queries.all(cur, by_ids, params):
             r["conflicts"] = []
             by_id[r["memory_id"]] = r
     newer_of: dict[str, list[str]] = {}

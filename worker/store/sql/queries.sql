@@ -183,6 +183,26 @@ SELECT id::text AS memory_id, kind, heading, content, tags, created_at,
   FROM memories
  WHERE id = ANY(%(ids)s::uuid[]) AND deleted_at IS NULL AND embedding_model = %(model)s;
 
+-- name: recall_conflicts_as_of
+-- The conflicts open at T: opened by then, both members live then (a conflict is open exactly
+-- while both members are live: the trigger of migration 100 closes and reopens it).
+SELECT c.id, c.older_id::text AS older_id, c.newer_id::text AS newer_id, c.detail
+  FROM memory_conflicts c
+ WHERE c.opened_at <= %(t)s
+   AND (c.older_id = ANY(%(ids)s::uuid[]) OR c.newer_id = ANY(%(ids)s::uuid[]))
+   AND EXISTS (SELECT 1 FROM memory_liveness l WHERE l.memory_id = c.older_id
+                  AND l.live_from <= %(t)s AND (l.live_to IS NULL OR l.live_to > %(t)s))
+   AND EXISTS (SELECT 1 FROM memory_liveness l WHERE l.memory_id = c.newer_id
+                  AND l.live_from <= %(t)s AND (l.live_to IS NULL OR l.live_to > %(t)s))
+ ORDER BY c.opened_at, c.id;
+
+-- name: recall_by_ids_as_of
+SELECT m.id::text AS memory_id, m.kind, m.heading, m.content, m.tags, m.created_at,
+       l.live_from, l.live_to, (m.embedding <=> %(v)s)::float8 AS distance
+  FROM memories m JOIN memory_liveness l ON l.memory_id = m.id
+ WHERE m.id = ANY(%(ids)s::uuid[]) AND m.embedding_model = %(model)s
+   AND l.live_from <= %(t)s AND (l.live_to IS NULL OR l.live_to > %(t)s);
+
 -- name: get_memory
 SELECT id::text AS memory_id, namespace, kind, heading, content, tags, content_hash,
        embedding_model, embedding_dims, supersedes::text AS supersedes, event_id, created_at,
