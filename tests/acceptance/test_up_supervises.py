@@ -113,3 +113,34 @@ def test_backoff_doubles_up_to_a_minute_and_resets_after_a_healthy_run() -> None
     now[0] += Supervised.HEALTHY_AFTER
     child.tick()  # exits after a healthy run
     assert child.restart_at == now[0] + 1.0
+
+
+def test_down_stops_a_running_up_before_its_services(tmp_path: Path, services_home: Path) -> None:
+    """A black-box probe ran `memsieve down` beside `memsieve up`: the services stopped under
+    the running worker, which retried a vanished Redis without end. `down` now stops `up`
+    first (as Ctrl-C would), then the services."""
+    import subprocess
+    import sys
+
+    from tests.support.paths import ROOT
+
+    env = up_env(services_home, MEMSIEVE_EMBEDDER="hashing", MEMSIEVE_FLOWER_PORT="0")
+    with Up(env, tmp_path / "up.log") as up:
+        assert wait_until(lambda: len(_worker_pids(up.pid)) == 1, timeout=30)
+        written(env, enqueue(env, "Pin the base image of every service.", "Images"))
+        assert (services_home / "up.pid").read_text() == str(up.pid)
+        down = subprocess.run(
+            [sys.executable, "-m", "memsieve.cli.main", "down"],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=150,
+        )
+        assert down.returncode == 0, down.stdout + down.stderr
+        assert f"stopping memsieve up (pid {up.pid})" in down.stdout
+        assert up.proc.poll() is not None  # up had exited before down stopped the services
+    text = up.log()
+    assert up.code == 0, text[-3000:]
+    assert "memsieve: stopped" in text and "Connection refused" not in text
+    assert not (services_home / "up.pid").exists()

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from memsieve import errors
@@ -65,6 +66,8 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
         )
     for child in children:
         child.start()
+    pid_file = settings.home / UP_PID
+    pid_file.write_text(str(os.getpid()))
     print(
         "memsieve is up\n"
         f"  database   {redact_url(settings.database_url or '')}\n"
@@ -118,6 +121,8 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
             services.pg.stop()
         if started_pg or started_redis:
             (settings.home / "services.json").unlink(missing_ok=True)
+        if _read_pid(pid_file) == os.getpid():
+            pid_file.unlink(missing_ok=True)
         print("memsieve: stopped", flush=True)
     return code
 
@@ -209,9 +214,41 @@ def cmd_migrate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_down(settings: Settings, args: argparse.Namespace) -> int:
+    # A running `memsieve up` is stopped first, as Ctrl-C would: its worker finishes its
+    # tasks while the services are still there (stopped under it, the worker would retry
+    # a vanished Redis without end).
+    pid = _read_pid(settings.home / UP_PID)
+    if pid is not None and _is_up(pid):
+        print(f"stopping memsieve up (pid {pid}) ...", flush=True)
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 120
+        while _is_up(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if _is_up(pid):
+            return fail(f"memsieve up (pid {pid}) did not stop within 120 s; nothing else stopped")
     EmbeddedServices(settings.home).stop()
     print(f"stopped embedded services in {settings.home}")
     return 0
+
+
+UP_PID = "up.pid"
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _is_up(pid: int) -> bool:
+    """Whether `pid` is a live `memsieve up` (not another process that reuses the pid)."""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z" and b"up" in cmd and any(b"memsieve" in part for part in cmd)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
