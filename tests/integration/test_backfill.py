@@ -67,6 +67,15 @@ def test_markdown_without_namespace_is_refused(tmp_path: Path) -> None:
         bf.read_source(tmp_path, None)
 
 
+def test_markdown_that_is_not_utf8_is_refused_not_replaced(tmp_path: Path) -> None:
+    """As enqueue and write refuse such bytes (a black-box probe saw `caf\\xe9` stored as
+    U+FFFD): nothing is read from the folder until the file is converted."""
+    (tmp_path / "a.md").write_text("---\nnamespace: web\n---\n## ok\n\nPin the image.\n")
+    (tmp_path / "b.md").write_bytes(b"---\nnamespace: web\n---\n## caf\xe9\n\nLatin-1 text.\n")
+    with pytest.raises(ConfigError, match="b.md: not valid UTF-8 \\(byte 29\\)"):
+        bf.read_source(tmp_path, None)
+
+
 def test_a_jsonl_line_nested_too_deep_is_recorded_and_its_neighbours_are_written(
     tmp_path: Path, pipeline: Any, store: Store
 ) -> None:

@@ -374,6 +374,7 @@ def test_explain_and_history_show_the_conflict_and_its_resolution(store: Store) 
     assert f"conflict {c.id}: v2 updates v1" in lin.text and "(resolved; v1 hidden)" in lin.text
     ex = explain.explain(store, old.memory_id)
     assert "(resolved): this memory was hidden." in ex.text
+    assert "superseded it (a resolve by ana)" in ex.text and "event None" not in ex.text
     assert f"`memsieve revert {new.memory_id}`" in ex.text
 
 

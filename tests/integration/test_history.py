@@ -217,6 +217,16 @@ def test_ids_in_upper_case_or_without_dashes_name_the_same_memory(
         assert "v2  " + canonical + "  hidden  <- you asked about this one" in text
 
 
+def test_write_now_says_why_an_event_was_refused(pipeline: Any) -> None:
+    out = pipeline.write_now({"namespace": "C1", "kind": "retro", "heading": "h", "content": "x"})
+    assert (out["decision"], out["reason"]) == ("rejected", "invalid_event")
+    assert "namespace must match" in out["detail"]
+    ok = pipeline.write_now(
+        {"namespace": NS, "kind": "retro", "heading": "Ports", "content": "Redis runs on 6380."}
+    )
+    assert ok["decision"] == "inserted" and "detail" not in ok
+
+
 def test_explain_rejected_dead_and_unknown(pipeline: Any) -> None:
     from memsieve import errors
 

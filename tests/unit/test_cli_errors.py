@@ -18,6 +18,11 @@ from memsieve.cli import main
         (["recall", "ns", "query", "-k", "0"], "argument -k: must be at least 1, got 0"),
         (["recall", "ns", "query", "-k", "many"], "argument -k: not a whole number: 'many'"),
         (["events", "--limit", "-1"], "argument --limit: must be at least 1, got -1"),
+        (["enqueue", "--file", "-", "--chunk", "0"], "argument --chunk: must be at least 1, got 0"),
+        (
+            ["enqueue", "--file", "-", "--chunk", "-5"],
+            "argument --chunk: must be at least 1, got -5",
+        ),
     ],
 )
 def test_a_count_below_one_is_refused_by_the_parser(

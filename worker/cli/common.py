@@ -105,3 +105,14 @@ def fail(message: str, code: int = 2) -> int:
 
 def short_ts(ts: datetime | None) -> str:
     return ts.strftime("%Y-%m-%d %H:%M:%S%z") if ts else "-"
+
+
+def at_least_one(text: str) -> int:
+    """argparse type: a whole number >= 1 (a count of memories, of ledger rows, of events per message)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r:.40}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n

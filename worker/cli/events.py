@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from memsieve.cli.common import emit_json, fail, resolve
+from memsieve.cli.common import at_least_one, emit_json, fail, resolve
 from memsieve.schemas import events as ev
 from memsieve.settings import Settings
 
@@ -287,7 +287,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     _event_flags(p)
     p.add_argument("--file", help="JSON lines of events ('-' for stdin)")
     p.add_argument("--json", action="store_true", help="print the ids as one JSON array")
-    p.add_argument("--chunk", type=int, default=CHUNK, help=f"events per capture message [{CHUNK}]")
+    p.add_argument(
+        "--chunk", type=at_least_one, default=CHUNK, help=f"events per capture message [{CHUNK}]"
+    )
     p.set_defaults(func=cmd_enqueue)
     p = sub.add_parser(
         "write", help="write one event through the gate now (no queue); prints the decision"

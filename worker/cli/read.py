@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memsieve.cli.common import emit_json, fail, open_reads, resolve, say, short_ts
+from memsieve.cli.common import at_least_one, emit_json, fail, open_reads, resolve, say, short_ts
 from memsieve.settings import Settings
 
 
@@ -60,7 +60,8 @@ def cmd_recall(settings: Settings, args: argparse.Namespace) -> int:
         else:
             say(f"no live memories in namespace {args.namespace!r}")
     for r in out:
-        say(f"{r['distance']:.4f}  {r['memory_id']}  [{r['kind']}] {r['heading']}")
+        # max(0, …): an exact match's cosine distance can come back as -0.0000.
+        say(f"{max(0.0, r['distance']):.4f}  {r['memory_id']}  [{r['kind']}] {r['heading']}")
         say(f"        {r['content']}")
         for c in r["conflicts"]:
             which = "updates" if c["this_is"] == "newer" else "updated by"
@@ -117,22 +118,11 @@ def cmd_stats(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def _at_least_one(text: str) -> int:
-    """argparse type: a whole number >= 1 (a count of memories or of ledger rows)."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r:.40}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
-
-
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("recall", help="live memories nearest a query")
     p.add_argument("namespace")
     p.add_argument("query")
-    p.add_argument("-k", type=_at_least_one, default=5, help="how many memories [5]")
+    p.add_argument("-k", type=at_least_one, default=5, help="how many memories [5]")
     p.add_argument(
         "--as-of",
         dest="as_of",
@@ -145,7 +135,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--namespace")
     p.add_argument("--status", choices=["pending", "written", "rejected", "dead"])
     p.add_argument("--event-id", dest="event_id")
-    p.add_argument("--limit", type=_at_least_one, default=100, help="rows at most [100]")
+    p.add_argument("--limit", type=at_least_one, default=100, help="rows at most [100]")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_events)
     p = sub.add_parser("stats", help="decisions and reasons per namespace")

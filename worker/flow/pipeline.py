@@ -243,7 +243,7 @@ class Pipeline(CaptureStage, WriteStage):
             assert accepted.namespace is not None
             self.flush(accepted.namespace, wait=30.0)
         row = self.store.get_event(accepted.event_id, accepted.namespace) or {}
-        return {
+        out = {
             "event_id": accepted.event_id,
             "decision": row.get("decision") or row.get("status"),
             "memory_id": str(row["memory_id"]) if row.get("memory_id") else None,
@@ -251,6 +251,9 @@ class Pipeline(CaptureStage, WriteStage):
             "distance": row.get("distance"),
             "reason": row.get("reason"),
         }
+        if row.get("detail") and row.get("status") != "written":
+            out["detail"] = row["detail"]  # why it was refused, as `memsieve events` says
+        return out
 
 
 def _share_tokens(judge: Any, client: redis.Redis, ttl_s: int) -> Any:

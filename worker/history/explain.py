@@ -182,8 +182,9 @@ def _revision_sentences(cur: Any, memory_id: str, lin: hist.Lineage) -> list[str
         why = f", reason: {s.reason!r}" if s.reason else ""
         if s.kind == "supersede" and s.older_id == memory_id:
             out.append(
-                f"On {fmt_ts(s.at)} {_label(cur, s.newer_id)} superseded it (event {s.event_id}), "
-                f"hiding it from recall (rev-{s.revision})."
+                f"On {fmt_ts(s.at)} {_label(cur, s.newer_id)} superseded it "
+                + (f"(event {s.event_id}), " if s.event_id else f"(a resolve {who}), ")
+                + f"hiding it from recall (rev-{s.revision})."
             )
         elif s.kind == "revert" and memory_id in (s.older_id, s.newer_id):
             out.append(

@@ -158,7 +158,15 @@ def sections(text: str) -> list[tuple[str, str]]:
 
 
 def _markdown_items(path: Path, rel: str, namespace: str | None, kind: str) -> Iterator[Item]:
-    text = path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n")
+    try:
+        text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
+    except UnicodeDecodeError as exc:
+        # Not replaced by U+FFFD behind the user's back (enqueue and write refuse such
+        # bytes too): nothing is sent until the file is converted.
+        raise ConfigError(
+            f"{rel}: not valid UTF-8 (byte {exc.start}); convert it first, e.g. "
+            f"`iconv -f latin1 -t utf-8`"
+        ) from None
     meta, text = _front_matter(text)
     ns = str(meta.get("namespace") or namespace or "")
     if not ns:
