@@ -265,3 +265,15 @@ def test_redact_never_leaks_on_arbitrary_text(text: str) -> None:
     for f in secrets.find_secrets(text):
         assert 0 <= f.start < f.end <= len(text)
         assert text[f.start : f.end] not in redacted
+
+
+def test_a_token_ending_the_event_id_does_not_spill_into_the_namespace() -> None:
+    """A black-box probe's refusal of a token in the event id was filed under namespace ''
+    ('2 secret(s) in event_id and namespace'): the glued seam ran on into `sec3`."""
+    token = "ghp_" + "Abc123Def456Ghi789Jkl012Mno345Pqr678"
+    fields = [("heading", "Token in id"), ("event_id", token), ("namespace", "sec3")]
+    found = secrets.scan_fields(fields)
+    assert set(found) == {"event_id"}
+    # A token cut between two other fields still counts on both sides.
+    found = secrets.scan_fields([("heading", "Deploy " + token[:20]), ("content", token[20:])])
+    assert set(found) == {"heading", "content"}

@@ -338,6 +338,15 @@ def scan_fields(fields: Sequence[tuple[str, str]]) -> dict[str, list[SecretFindi
             for f in found:
                 if f.end <= len(lpart):
                     continue  # inside the left field: its own scan, with all its context, decides
+                if (
+                    nb == "namespace"
+                    and f.start < len(lpart)
+                    and _covered(out[na], offset + f.start, len(a))
+                ):
+                    # The field before found the whole token on its own: the namespace's
+                    # token characters after it (`sec3` after an event id) are not part of
+                    # it, and a refusal row keeps its namespace (`memsieve events -n`).
+                    continue
                 if scan is nearby.findings and f.start >= len(lpart):
                     continue  # inside the right field: not cut, and its own scan decides
                 if f.start < len(lpart):
@@ -346,6 +355,10 @@ def scan_fields(fields: Sequence[tuple[str, str]]) -> dict[str, list[SecretFindi
                 if f.end > cut:
                     out[nb].append(SecretFinding(max(0, f.start - cut), f.end - cut, f.kind))
     return {name: merge(fs) for name, fs in out.items() if fs}
+
+
+def _covered(found: Sequence[SecretFinding], start: int, end: int) -> bool:
+    return any(f.start <= start and end <= f.end for f in found)
 
 
 def fingerprint(key: bytes, text: str) -> str:
