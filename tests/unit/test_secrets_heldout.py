@@ -64,8 +64,8 @@ ROWS3 = [json.loads(line) for line in PATH3.read_text("utf-8").splitlines() if l
 def test_third_corpus_a_training_set_is_no_worse_than_tuned() -> None:
     """Written by a helper with a fresh context from format descriptions alone (stop 37),
     then studied: `memsieve.capture.nearby` was built on its misses (69 of 300 admitted
-    before, 18 after; 20 of 150 benign refused before and after). A regression check."""
+    before, 16 after; 20 of 150 benign refused before and after). A regression check."""
     counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS3)
     assert sum(1 for r in ROWS3 if r["must_refuse"]) == 300 and len(ROWS3) == 450
-    assert counts[(True, "admitted")] <= 18
+    assert counts[(True, "admitted")] <= 16
     assert counts[(False, "secret")] <= 20

@@ -57,6 +57,7 @@ SECRETS = [
     + '"}}} was committed.',
     "The CI variable holds admin:Pw7nR2xLq9sT4kZm and must be rotated.",
     "Rotate the Neon password npg_Xr7kQ2mWp9Lz after the demo.",
+    "The operator gave me the correct Linode credential: 9f3ac41be07d52c8a61e9b47d03f25ac.",
 ]
 
 LOOKALIKES = [
@@ -71,6 +72,8 @@ LOOKALIKES = [
     "Pin the key rotation job to node pool v1.28.3-gke.1200 before the upgrade.",
     "Signing key ids look like kid-2026-03; the secret itself stays in the HSM.",
     "Set image:Release2026 and check host db-1:5432 at 10:30:00 for tag v1.2.3-rc1.",
+    "The token's SHA-256 is 9f3ac41be07d52c8a61e9b47d03f25ac9f3ac41be07d52c8a61e9b47d03f25ac.",
+    "Token with the right scope for zone 9f3ac41be07d52c8a61e9b47d03f25ac is in the vault.",
 ]
 
 
@@ -111,3 +114,10 @@ def test_the_redacted_text_keeps_no_part_of_the_value() -> None:
     text = "La contraseña del usuario root en pruebas es Hb7wKq2Zr9Tn, cambiada ayer."
     out = secrets.redact(text)
     assert "Hb7wKq2Zr9Tn" not in out and "[REDACTED:" in out
+
+
+def test_a_random_value_cut_between_two_tags_is_found() -> None:
+    event = {"namespace": "ops", "kind": "retro", "heading": "Tagger", "content": "Tags cut."}
+    with pytest.raises(client.Refused, match="secret"):
+        client.check({**event, "tags": ["zoom", "7QkWm2Lp9Tz", "Rk4Vx8Nq3Hb6Yc1Jd5"]})
+    client.check({**event, "tags": ["checkout-web", "commit-731278cb1a55ee4c9bec2", "rel"]})

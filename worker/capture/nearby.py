@@ -159,12 +159,27 @@ def _after_names(text: str, low: str | None) -> Iterable[SecretFinding]:
             m = _GROUPED_KEY.search(rest[:80]) or _CODE_LIST.search(rest[:80])
             if m and _mixed_groups(m.group(1)):
                 yield SecretFinding(name_end + m.start(1), name_end + m.end(1), "grouped_secret")
-        for word in _window(text, name_end):
+        for n, word in enumerate(_window(text, name_end)):
             value = word.group(0).rstrip(".,;:。")
             if strong_value(value):
                 kind = "prose_password" if is_password else "credential_value"
                 yield SecretFinding(word.start(), word.start() + len(value), kind)
                 break
+            if _DIGEST_WORD.search(value):
+                break  # "the token's SHA-256 is <hex>": a digest of it, not it
+            if n < 6 and _HEX_KEY.fullmatch(value) and patterns.entropy(value) >= 3.0:
+                # Hex is a digest or a commit almost everywhere in lessons; right after a
+                # credential's name ("Linode credential for preprod: d6195…") it is a key.
+                yield SecretFinding(word.start(), word.start() + len(value), "credential_value")
+                break
+
+
+_HEX_KEY = re.compile(r"[0-9a-f]{32,128}|[0-9A-F]{32,128}")
+_DIGEST_WORD = re.compile(
+    r"(?i)^(?:sha\S*|md5\S*|hash\S*|digest\S*|checksum\S*|commit\S*|fingerprint\S*|"
+    r"hmac\S*|signature\S*|rev\S*|id|ids|uuid|etag\S*|zone|account|project|org|tenant|"
+    r"bucket|cluster|request|trace|build|run|job|image)$"
+)
 
 
 def _mixed_groups(run: str) -> bool:

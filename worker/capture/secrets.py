@@ -124,6 +124,10 @@ def _generic(text: str) -> Iterable[SecretFinding]:
             yield SecretFinding(m.start(1), m.end(1), "high_entropy_token")
 
 
+def _random_runs(text: str) -> list[SecretFinding]:
+    return [f for f in _generic(text) if f.kind == "high_entropy_token"]
+
+
 # --- decoded segments -------------------------------------------------------------------
 _B64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{12,}={0,2}(?![A-Za-z0-9+/=_-])")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){6,}(?![0-9A-Fa-f])")
@@ -314,6 +318,15 @@ def scan_fields(fields: Sequence[tuple[str, str]]) -> dict[str, list[SecretFindi
         if tail and head and tail.group(0) and head.group(0):
             if len(tail.group(0)) + len(head.group(0)) >= 12:
                 seams.append((tail.group(0), "", head.group(0), patterns.known_formats))
+            if (
+                na.startswith("tags[")
+                and nb.startswith("tags[")
+                and (a, b) == (tail.group(0), head.group(0))
+                and not (lookalikes.DIGEST_PREFIX.match(a) or lookalikes.DIGEST_PREFIX.match(b))
+            ):
+                # Two whole tags of token characters (a value a tagger cut at its length
+                # limit): no word of a sentence to swallow, so a random run counts too.
+                seams.append((a, "", b, _random_runs))
         # A value set up at the end of one field ("the password is") and given in the next.
         left = a[-SEAM:]
         if any(cue in left.lower() for cue in _SEAM_CUES):
@@ -349,6 +362,10 @@ def scan_fields(fields: Sequence[tuple[str, str]]) -> dict[str, list[SecretFindi
                     continue
                 if scan is nearby.findings and f.start >= len(lpart):
                     continue  # inside the right field: not cut, and its own scan decides
+                if scan is _random_runs and (
+                    _covered(out[na], offset + f.start, len(a)) or _covered(out[nb], 0, f.end - cut)
+                ):
+                    continue  # one tag holds a whole token on its own: the other is not part of it
                 if f.start < len(lpart):
                     end = offset + min(f.end, len(lpart))
                     out[na].append(SecretFinding(offset + f.start, end, f.kind))
