@@ -32,7 +32,7 @@ _DIGITS = re.compile(r"(?<![\d.,:/-])(\d{4,10})#?(?![\d.,:/-]*\d)")
 
 
 def _access_codes(text: str, low: str | None) -> Iterable[SecretFinding]:
-    for name in _ACCESS_SCAN.finditer(text, low):
+    for name in _ACCESS_SCAN.finditer(text, low, True):
         m = _DIGITS.search(text, name.end(), name.end() + 60)
         if m and "\n" not in text[name.end() : m.start()]:
             yield SecretFinding(m.start(1), m.end(1), "access_code")
@@ -50,14 +50,8 @@ _GROUPED_TOKEN = re.compile(
 )
 
 
-_GROUPED_PREFIXES = (
-    "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk_live_", "sk_test_", "rk_live_",
-    "xox", "glpat-", "npm_", "AKIA", "ASIA", "sk-",
-)  # fmt: skip
-
-
 def _grouped_tokens(text: str) -> Iterable[SecretFinding]:
-    for m in _GROUPED_SCAN.finditer(text, None):
+    for m in _GROUPED_SCAN.finditer(text, None, True):
         # The run may take a word or two of the sentence after the token: the longest
         # prefix of groups that joins into a known format is the token.
         parts = list(re.finditer(r"[^ -]+", m.group(1)))
@@ -127,23 +121,27 @@ def findings(text: str, low: str | None = None) -> Iterable[SecretFinding]:
     low = fastre.lowered(text) if low is None else low
     if "\n" in text and ("|" in text or "," in text):
         yield from _table_cells(text)
-    if low is None or any(map(low.__contains__, ("code", "pin", "kod"))):
+    # One Aho-Corasick pass finds which of the shapes' regexes can match at all.
+    hits = {_SCANS.scans[i] for i in _SCANS.candidates(text, low)}
+    if _ACCESS_SCAN in hits:
         yield from _access_codes(text, low)
-    for m in _QUOTED_SCAN.finditer(text, low):
+    for m in _QUOTED_SCAN.finditer(text, low, True) if _QUOTED_SCAN in hits else ():
         if strong_value(m.group(2)):
             yield SecretFinding(m.start(2), m.end(2), "prose_password")
-    if any(map(text.__contains__, _GROUPED_PREFIXES)):
+    if _GROUPED_SCAN in hits:
         yield from _grouped_tokens(text)
-    if ":" in text:
-        for m in _USER_COLON_PASS.finditer(text):
-            if strong_value(m.group(1)) and _all_classes(m.group(1)):
-                # A generic kind: `SHA256:wVZe…` is a labelled digest (memsieve.capture.lookalikes).
-                yield SecretFinding(m.start(1), m.end(1), "credential_value")
-    if "-" in text:
-        for m in _BITLOCKER.finditer(text):
-            yield SecretFinding(m.start(), m.end(), "recovery_secret")
+    for m in _USER_SCAN.finditer(text, low, True) if _USER_SCAN in hits else ():
+        if strong_value(m.group(1)) and _all_classes(m.group(1)):
+            # A generic kind: `SHA256:wVZe…` is a labelled digest (memsieve.capture.lookalikes).
+            yield SecretFinding(m.start(1), m.end(1), "credential_value")
+    for m in _BITLOCKER_SCAN.finditer(text, low, True) if _BITLOCKER_SCAN in hits else ():
+        yield SecretFinding(m.start(), m.end(), "recovery_secret")
 
 
-_ACCESS_SCAN = fastre.Scan(_ACCESS_CODE)
-_QUOTED_SCAN = fastre.Scan(_QUOTED_PASSWORD)
-_GROUPED_SCAN = fastre.Scan(_GROUPED_TOKEN)
+_SCANS = fastre.Prefilter(
+    [
+        fastre.Scan(rx)
+        for rx in (_ACCESS_CODE, _QUOTED_PASSWORD, _GROUPED_TOKEN, _USER_COLON_PASS, _BITLOCKER)
+    ]
+)
+_ACCESS_SCAN, _QUOTED_SCAN, _GROUPED_SCAN, _USER_SCAN, _BITLOCKER_SCAN = _SCANS.scans
