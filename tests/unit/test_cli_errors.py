@@ -23,6 +23,10 @@ from memsieve.cli import main
             ["enqueue", "--file", "-", "--chunk", "-5"],
             "argument --chunk: must be at least 1, got -5",
         ),
+        (
+            ["resolve", "1", "--winner", "newer", "--reason", "x" * 2001],
+            "argument --reason: at most 2000 characters, got 2001",
+        ),
     ],
 )
 def test_a_count_below_one_is_refused_by_the_parser(
@@ -58,3 +62,12 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path) -> Non
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141
     assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_an_empty_event_id_is_refused_not_replaced_by_a_derived_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MEMSIEVE_HOME", str(tmp_path / "home"))
+    argv = ["enqueue", "--namespace", "a", "--kind", "retro", "--heading", "h"]
+    assert main.main([*argv, "--content", "Pin the base image.", "--event-id", ""]) == 2
+    assert "event_id must be 1-128 chars" in capsys.readouterr().err

@@ -71,6 +71,7 @@ def test_refusals_touch_no_service_and_echo_nothing(backend: Backend, tmp_path: 
         ("history", {"memory_id": GHP}),
         ("explain", {"id": ""}),
         (GHP, {}),
+        ("recall", {"query": LESSON, "namespace": "demo", "k": True}),
     )
     assert all(is_error for is_error, _ in results), results
     for _, text in results:
@@ -87,6 +88,7 @@ def test_refusals_touch_no_service_and_echo_nothing(backend: Backend, tmp_path: 
     assert "as_of is not a date or time" in texts[8]
     assert "no memory with id (given) in this server's scope" in texts[9]
     assert "no memory or event with id (given)" in texts[10]
+    assert "k: Input should be a valid integer" in texts[12]  # `true` is no count
     # Nothing above reached for a service: no settings resolved, no embedded stack started.
     assert backend._resolved is None
     assert not (tmp_path / "home").exists()

@@ -47,9 +47,20 @@ def open_reads(settings: Settings) -> Any:
     return Reads(settings.database_url or "", max_size=1)
 
 
+MAX_REASON = 2000  # a record's reason is a sentence or a ticket link, not a document
+
+
+def _bounded_text(text: str) -> str:
+    if len(text) > MAX_REASON:
+        raise argparse.ArgumentTypeError(f"at most {MAX_REASON} characters, got {len(text)}")
+    return text
+
+
 def add_change_args(p: argparse.ArgumentParser, reason: str = "why, kept in the record") -> None:
     """--reason, --actor, --json: the arguments of a command that changes the history."""
-    p.add_argument("--reason", help=reason)
+    p.add_argument(
+        "--reason", type=_bounded_text, help=reason + f" (at most {MAX_REASON} characters)"
+    )
     p.add_argument("--actor", help="who, kept in the record (default: your user name)")
     p.add_argument("--json", action="store_true")
 

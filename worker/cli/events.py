@@ -34,8 +34,8 @@ def _event_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     # A capture from the command line happened now: sending the same lesson again is a
     # new event (merged by the gate), unless --event-id makes it the same event.
     event["occurred_at"] = args.occurred_at or datetime.now(UTC).isoformat()
-    if args.event_id:
-        event["event_id"] = args.event_id
+    if args.event_id is not None:
+        event["event_id"] = args.event_id  # "" is refused by the schema, not made a derived id
     if args.tags:
         event["tags"] = [t for t in args.tags.split(",") if t]
     if args.supersedes:

@@ -136,7 +136,8 @@ def build_server(backend: Backend) -> MemsieveMCP:
     async def recall(
         query: Annotated[str, Field(description="what you want to know")],
         namespace: Annotated[str | None, Field(description=NS_HELP)] = None,
-        k: Annotated[int, Field(ge=1, le=MAX_K, description="how many memories")] = 5,
+        # strict: `true` is no count (pydantic would read it as 1).
+        k: Annotated[int, Field(strict=True, ge=1, le=MAX_K, description="how many memories")] = 5,
         as_of: Annotated[
             str | None,
             Field(description="ISO 8601 date or time (no zone = UTC), e.g. 2026-01-15"),
