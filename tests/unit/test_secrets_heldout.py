@@ -50,11 +50,12 @@ def test_second_held_out_corpus_is_no_worse_than_measured() -> None:
     that tuning: 259, 9, 42 and 90/221). Bounds, not targets: it is not tuned on."""
     counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS2)
     assert sum(1 for r in ROWS2 if r["must_refuse"]) == 310 and len(ROWS2) == 531
-    # Stop 37 (memsieve.capture.nearby, built on secrets_train3): 266 for a secret, 19 by
-    # the schema, 25 admitted (45 before); 39 benign refused as secrets (37 before).
-    assert counts[(True, "secret")] + counts[(True, "invalid_event")] >= 285
-    assert counts[(True, "admitted")] <= 25
-    assert counts[(False, "secret")] <= 39
+    # Stop 37 (memsieve.capture.nearby and credshapes, built on secrets_train3 and
+    # secrets_train4): 270 for a secret, 19 by the schema, 21 admitted (45 before); 37
+    # benign refused as secrets (37 before).
+    assert counts[(True, "secret")] + counts[(True, "invalid_event")] >= 289
+    assert counts[(True, "admitted")] <= 21
+    assert counts[(False, "secret")] <= 37
 
 
 PATH3 = PATH.with_name("secrets_train3.jsonl")
@@ -64,8 +65,22 @@ ROWS3 = [json.loads(line) for line in PATH3.read_text("utf-8").splitlines() if l
 def test_third_corpus_a_training_set_is_no_worse_than_tuned() -> None:
     """Written by a helper with a fresh context from format descriptions alone (stop 37),
     then studied: `memsieve.capture.nearby` was built on its misses (69 of 300 admitted
-    before, 16 after; 20 of 150 benign refused before and after). A regression check."""
+    before, 16 after; 20 of 150 benign refused before, 19 after). A regression check."""
     counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS3)
     assert sum(1 for r in ROWS3 if r["must_refuse"]) == 300 and len(ROWS3) == 450
     assert counts[(True, "admitted")] <= 16
-    assert counts[(False, "secret")] <= 20
+    assert counts[(False, "secret")] <= 19
+
+
+PATH4 = PATH.with_name("secrets_train4.jsonl")
+ROWS4 = [json.loads(line) for line in PATH4.read_text("utf-8").splitlines() if line.strip()]
+
+
+def test_fourth_corpus_a_training_set_is_no_worse_than_tuned() -> None:
+    """Credentials inside pasted artefacts (code in many languages, configs, logs, dumps,
+    chat), written by a helper with a fresh context (stop 37) and then studied: 53 of 260
+    admitted before, 15 after; 34 of 140 benign refused before, 23 after."""
+    counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS4)
+    assert sum(1 for r in ROWS4 if r["must_refuse"]) == 260 and len(ROWS4) == 400
+    assert counts[(True, "admitted")] <= 15
+    assert counts[(False, "secret")] <= 23

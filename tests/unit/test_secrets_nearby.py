@@ -58,6 +58,24 @@ SECRETS = [
     "The CI variable holds admin:Pw7nR2xLq9sT4kZm and must be rotated.",
     "Rotate the Neon password npg_Xr7kQ2mWp9Lz after the demo.",
     "The operator gave me the correct Linode credential: 9f3ac41be07d52c8a61e9b47d03f25ac.",
+    # A password as people choose them, after its name, the sentence running on.
+    "need the replica user pw? ping me for... actually it's HeronOps42, use it tonight",
+    "Lösenordet till switchen är Maple-Harbor58, logga in via konsolen.",
+    "Router admin password reset to Autumn.2031 after the lockout.",
+    # Artefacts pasted into lessons.
+    "<server>\n  <id>nexus</id>\n  <password>Quartz_Lynx72</password>\n</server>",
+    "define( 'DB_PASSWORD', 'BirchGate2030=' );",
+    'env:\n  - name: BILLING_API_KEY\n    value: "6f1e9a0c4b7d2e8f5a3c1b9d7e0f2a4c"',
+    'echo "maple otter canyon drift" | gpg --batch --passphrase-fd 0 -c backup.tar',
+    "RUN htpasswd -bc /etc/nginx/.htpasswd reviewer 'Cobalt+Fern61'",
+    "rabbitmqctl add_user billing-consumer 'q7XkP2mWz9LrT4vN8bYc'",
+    "7z a -pTr8#kWm2Qz5 audit.7z exports/*.csv",
+    "db-01.corp.lan:5432:*:backup:Xq7!mK2pWz9Lr4",
+    'conn = DriverManager.getConnection(url,\n    "report_gen",\n    "Lantern9Quill+");',
+    'resp = requests.get(url, auth=("sync-bot", "Harvest?2031"), timeout=10)',
+    "REGISTRY_PASS ?= Pebble2031?7",
+    "$config['smtp_pass']   = 'Slate!Heron44';",
+    "site,user,local_admin_password\nBER-03,kiosk,Coral_4821_x\n",
 ]
 
 LOOKALIKES = [
@@ -74,6 +92,15 @@ LOOKALIKES = [
     "Set image:Release2026 and check host db-1:5432 at 10:30:00 for tag v1.2.3-rc1.",
     "The token's SHA-256 is 9f3ac41be07d52c8a61e9b47d03f25ac9f3ac41be07d52c8a61e9b47d03f25ac.",
     "Token with the right scope for zone 9f3ac41be07d52c8a61e9b47d03f25ac is in the vault.",
+    "The password of the Windows11 kiosks expires after 90 days.",
+    "curl -H 'Idempotency-Key: k-2435ed0e' -d amount=5 -> status=201 charge=ch_1",
+    "The site key in the frontend is public by design: 6LQ9xB7Syr2Ll4Kq.",
+    "As admin in psql run \\password bi_reader and type it twice.",
+    "Read it with `vault kv get -field=password secret/data/reporting/replica-ro`.",
+    "$cred = Get-Credential -Message 'Account password for the share'",
+    '2026-03-03 07:00:01 FATAL: password authentication failed for user "maria"',
+    "data_json = jsonencode({ password = random_password.db.result })",
+    "パスワードはチャットに書かないでください。Vault を使うこと。",
 ]
 
 

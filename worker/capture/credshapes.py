@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 
 from memsieve.capture import fastre, patterns
-from memsieve.capture.nearby import strong_value
+from memsieve.capture.nearby import human_password, strong_value
 from memsieve.capture.shapes import SecretFinding
 
 # Door, alarm and keypad codes after their name, in a few languages.
@@ -66,7 +66,9 @@ def _grouped_tokens(text: str) -> Iterable[SecretFinding]:
 
 
 # A table (markdown or CSV) whose header names a password column.
-_HEADER_WORDS = re.compile(r"(?i)^\s*(?:password|passwd|pwd|pass|secret|token|api[ _-]?key)\s*$")
+_HEADER_WORDS = re.compile(
+    r"(?i)^\s*(?:\w+[ _-])?(?:password|passwd|pwd|pass|secret|token|api[ _-]?key)\s*$"
+)
 
 
 def _table_cells(text: str) -> Iterable[SecretFinding]:
@@ -94,7 +96,50 @@ def _table_cells(text: str) -> Iterable[SecretFinding]:
 
 
 # `user:password` written bare ("the CI variable holds admin:Vq7nR2xLp9sT4kWm").
-_USER_COLON_PASS = re.compile(r"(?<![\w/:.@-])[A-Za-z][\w.-]{0,31}:([^\s:/@\"'`]{8,64})(?![\w:/@])")
+_USER_COLON_PASS = re.compile(
+    r"(?<![\w/:.@-])[A-Za-z][\w.@+-]{0,63}:([^\s:/@\"'`]{8,64})(?![\w:/@])"
+)
+# A value in an element or a define named for a credential: <password>X</password>,
+# define('DB_PASSWORD', 'X'), and a Kubernetes env entry's value under such a name.
+_NAMED_VALUE = re.compile(
+    r"(?i)<((?:\w+[_-])?(?:password|passwd|pass|secret|token|api[_-]?key|apikey))>"
+    r"([^<\s]{4,128})</\1>"
+    r"|\bdefine\(\s*['\"]\w*(?:PASS|SECRET|TOKEN|_KEY)\w*['\"]\s*,\s*['\"]([^'\"\n]{4,128})['\"]"
+    r"|-\s*name:\s*['\"]?\w*(?:PASS|SECRET|TOKEN|_KEY|APIKEY)\w*['\"]?\s*\n\s*value:\s*"
+    r"['\"]?([^'\"\s]{4,128})"
+)
+# A user and a password as the two string arguments of a call or a tuple:
+# NetworkCredential("svc", "X"), auth=("sync", "X"), getConnection(url, "gen", "X").
+_USER_AND_PASSWORD = re.compile(
+    r"""(["'])([A-Za-z][\w.@-]{1,40})\1\s*,\s*(["'])([^"'\n\s]{6,64})\3\s*[,)]"""
+)
+# Passwords given to tools on their command lines: htpasswd -b FILE USER PW, rabbitmqctl
+# add_user USER PW, 7z -pPW; and a .pgpass line (host:port:db:user:password).
+_TOOL_PASSWORD = re.compile(
+    r"\bhtpasswd\s+-\w*b\w*\s+\S+\s+\S+\s+['\"]?([^'\"\s]{4,128})"
+    r"|\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+['\"]?([^'\"\s]{4,128})"
+    r"|\b7za?\s+[^\n]*?\s-p([^\s'\"]{4,128})"
+    r"|(?:^|(?<=\n))[\w.*-]+:(?:\d+|\*):[\w.*-]+:[\w.*-]+:(\S{4,128})(?=\n|$)"
+)
+_ARGS_GATE = re.compile(r"[\"']\s*,\s*[\"']")
+_CALL_WORDS = re.compile(r"(?i)auth|cred|connect|login|logon|pdo|passw|user|sign|bind")
+# A secret piped into a command that reads one on stdin: echo "X" | gpg --batch …
+_PIPED = re.compile(
+    r"\becho\s+(?:-n\s+)?(['\"])([^'\"\n]{4,128})\1\s*\|\s*"
+    r"(?:sudo\s+)?(?:gpg|openssl|passwd|chpasswd|kinit|sudo\s+-S|docker\s+login|podman\s+login|"
+    r"helm\s+registry\s+login|\w+\s+login)\b"
+)
+
+
+def _named_value(value: str) -> bool:
+    """Not a reference or a placeholder: ${VAR}, {{ secrets.X }}, <password>, ****."""
+    v = value.strip()
+    return (
+        not v.startswith(("$", "%", "{", "<", "*"))
+        and patterns.not_lookalike(v)
+        and any(c.isalnum() for c in v)
+        and v.lower() not in ("changeme", "password", "secret", "redacted", "null", "none")
+    )
 
 
 def _all_classes(value: str) -> bool:
@@ -136,12 +181,41 @@ def findings(text: str, low: str | None = None) -> Iterable[SecretFinding]:
             yield SecretFinding(m.start(1), m.end(1), "credential_value")
     for m in _BITLOCKER_SCAN.finditer(text, low, True) if _BITLOCKER_SCAN in hits else ():
         yield SecretFinding(m.start(), m.end(), "recovery_secret")
+    for m in _NAMED_SCAN.finditer(text, low, True) if _NAMED_SCAN in hits else ():
+        g = next(g for g in (2, 3, 4) if m.group(g) is not None)
+        if _named_value(m.group(g)):
+            yield SecretFinding(m.start(g), m.end(g), "config_secret")
+    for m in _TOOL_SCAN.finditer(text, low, True) if _TOOL_SCAN in hits else ():
+        g = next(g for g in (1, 2, 3, 4) if m.group(g) is not None)
+        if _named_value(m.group(g)) and (g != 4 or human_password(m.group(g))):
+            yield SecretFinding(m.start(g), m.end(g), "prose_password")
+    if _ARGS_GATE.search(text):
+        for m in _USER_AND_PASSWORD.finditer(text):
+            value = m.group(4)
+            before = text[max(0, m.start() - 60) : m.start()]
+            if (strong_value(value) or human_password(value)) and _CALL_WORDS.search(before):
+                yield SecretFinding(m.start(4), m.end(4), "prose_password")
+    for m in _PIPED_SCAN.finditer(text, low, True) if _PIPED_SCAN in hits else ():
+        if not m.group(2).lstrip().startswith(("$", "%", "{")):  # "$PASS" is a reference
+            yield SecretFinding(m.start(2), m.end(2), "prose_password")
 
 
 _SCANS = fastre.Prefilter(
     [
         fastre.Scan(rx)
-        for rx in (_ACCESS_CODE, _QUOTED_PASSWORD, _GROUPED_TOKEN, _USER_COLON_PASS, _BITLOCKER)
+        for rx in (
+            _ACCESS_CODE,
+            _QUOTED_PASSWORD,
+            _GROUPED_TOKEN,
+            _USER_COLON_PASS,
+            _BITLOCKER,
+            _NAMED_VALUE,
+            _PIPED,
+            _TOOL_PASSWORD,
+        )
     ]
 )
-_ACCESS_SCAN, _QUOTED_SCAN, _GROUPED_SCAN, _USER_SCAN, _BITLOCKER_SCAN = _SCANS.scans
+(
+    _ACCESS_SCAN, _QUOTED_SCAN, _GROUPED_SCAN, _USER_SCAN, _BITLOCKER_SCAN, _NAMED_SCAN,
+    _PIPED_SCAN, _TOOL_SCAN,
+) = _SCANS.scans  # fmt: skip

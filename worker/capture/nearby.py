@@ -26,7 +26,8 @@ from memsieve.capture.shapes import SecretFinding
 _PASSWORD_WORDS = (
     "pass password passphrase passcode passwd pwd passwort kennwort mdp contraseña contrasena "
     "senha wachtwoord hasło haslo lösenord losenord salasana heslo parola şifre sifre пароль "
-    "密码 密碼 口令 パスワード 비밀번호"
+    "密码 密碼 口令 パスワード 비밀번호 pw pwd creds lösenordet losenordet passordet "
+    "wachtwoordet पासवर्ड парол"
 ).split() + ["mot de passe", "wpa key", "wpa2 key", "wpa psk", "wpa2 psk", "wpa2-psk"]
 _CREDENTIAL_WORDS = (
     "credential credentials credenziale credenziali credenciales credencial credenciais "
@@ -37,7 +38,10 @@ _CREDENTIAL_WORDS = (
     "wiederherstellungscode wiederherstellungscodes wiederherstellungsschlüssel recupero herstel "
     "herstelcode herstelcodes herstelsleutel odzyskiwania 認証情報 秘密鍵 密钥 密鑰 令牌 トークン "
     "凭据 凭证 認証キー"
-).split() + ["api key", "access key", "secret key", "connection string", "log in", "sign in"]
+).split() + [
+    "api key", "access key", "secret key", "connection string", "log in", "sign in",
+    "backup code", "backup codes", "codes de secours", "mfa codes", "magic word",
+]  # fmt: skip
 
 
 @lru_cache(maxsize=1)
@@ -54,6 +58,9 @@ def _automaton() -> Any:
 
 def _inner(c: str) -> bool:
     return c.isalnum() or c == "_"
+
+
+_PUBLIC_BEFORE = re.compile(r"(?i)\b(?:site|public|publishable|verification|recipient)[ _-]$")
 
 
 def _names(text: str, low: str | None) -> Iterable[tuple[int, int, bool]]:
@@ -86,10 +93,15 @@ _WORD = re.compile(
 )
 _WINDOW_WORDS = 14
 _SENTENCE_END = re.compile(r"[.!?。！？]$")
-_STRONG_SYMBOLS = set("!*^+=$%&#~?")
+_STRONG_SYMBOLS = set("!*^+=$%&#~?@")
+_EMAILISH = re.compile(r"@[\w-]+\.[A-Za-z]")  # user@host.example: an address, not a password
 _RUNS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^A-Za-z0-9]+")
-_DASHED_WORDS = re.compile(r"[A-Za-z]{3,}(?:-[A-Za-z]{3,}){2,}-\d{1,4}")
+# Cinder-falcon-garnet-41, Oyster-Anchor-Lemon76, Plum-Lagoon40 (two capitalised words).
+_DASHED_WORDS = re.compile(
+    r"[A-Za-z]{3,}(?:-[A-Za-z]{3,}){2,}-?\d{1,4}|[A-Z][a-z]{2,}-[A-Z][a-z]{2,}-?\d{1,4}"
+)
 _SETTING = re.compile(r"[A-Za-z]{3,}=[A-Za-z]")
+_LOWER_KEY = re.compile(r"[a-z_][a-z0-9_.-]*=")  # status=201, timeout=30s: a setting
 _VERSIONISH = re.compile(r"(?i)v?\d+(?:[.-]\d+)+(?:[-.]?[a-z]+\d*)?")
 _APP_PASSWORD = re.compile(r"(?<![\w-])([a-z]{4}([ -])[a-z]{4}\2[a-z]{4}\2[a-z]{4})(?![\w-])")
 _GROUPED_KEY = re.compile(r"(?<![\w-])((?:[a-z0-9]{4,6} ){3,}[a-z0-9]{4,6})(?![\w-])")
@@ -104,9 +116,11 @@ def strong_value(value: str) -> bool:
     v = value.rstrip(".,;:")
     if not 8 <= len(v) <= 64 or v[0] in "$%@&#" or "://" in v or "${" in v:
         return False
-    if v.count("/") > 1 or ":" in v or "@" in v or "\\" in v or not patterns.not_lookalike(v):
+    if v.count("/") > 1 or ":" in v or "\\" in v or _EMAILISH.search(v):
         return False
-    if ";" in v or _SETTING.search(v):
+    if not patterns.not_lookalike(v):
+        return False
+    if ";" in v or _SETTING.search(v) or _LOWER_KEY.match(v):
         return False  # Database=orders;Encrypt=True: settings, not a value
     if _DASHED_WORDS.fullmatch(v):
         return True  # Cinder-falcon-garnet-41
@@ -131,6 +145,45 @@ def strong_value(value: str) -> bool:
     return len(runs) >= 5 and sum(map(len, alpha)) / max(1, len(alpha)) <= 4.0
 
 
+_DATEISH = re.compile(r"\d{4}-\d\d-\d\d|\d{1,2}:\d\d")
+# random_password.db.result, module.db.password (not plasma.bison.onyx.hazel.comet)
+_CODE_REF = re.compile(
+    r"[a-z][a-z0-9]*(?:\.[a-z][a-z0-9]*){1,2}|(?=[a-z0-9.]*_)[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+"
+)
+
+
+_ACRONYM = re.compile(r"[A-Z]{2,}")
+_PRODUCT = re.compile(
+    r"(?i)(?:windows|win|ubuntu|debian|centos|rhel|fedora|alpine|macos|ios|android|python|"
+    r"py|java|jdk|node|nodejs|postgres|postgresql|pg|mysql|mariadb|redis|kafka|mongo|mongodb|"
+    r"office|server|sql|excel|dotnet|net|php|ruby|go|rust|gcc|clang|llvm|vs|xcode|iphone|"
+    r"pixel|galaxy|chrome|firefox|safari|edge|kubernetes|k8s|helm|terraform|ansible|elastic|"
+    r"elasticsearch|jenkins|gitlab|github|grafana|prometheus|nginx|apache|tomcat|spring)"
+    r"[-_. ]?v?\d+(?:[.-]\d+)*"
+)
+
+
+def human_password(value: str) -> bool:
+    """What people choose as a password, named as one: a word or two with digits and maybe
+    a symbol (Winter2026!, PenguinOps19, orchard1051Hickory, November.2023). Read only
+    after a password's own name: alone, `Windows11` or `Postgres15` would match."""
+    v = value.rstrip(".,;:")
+    if not 8 <= len(v) <= 40 or v[0] in "-$%&#<{[(" or any(c in v for c in "/:\\\"'`"):
+        return False
+    if _DATEISH.search(v) or _VERSIONISH.fullmatch(v) or _CODE_REF.fullmatch(v):
+        return False
+    if ";" in v or _SETTING.search(v) or _LOWER_KEY.match(v) or _EMAILISH.search(v):
+        return False
+    if not patterns.not_lookalike(v) or not v.isascii():
+        return False
+    has_digit = any(c.isdigit() for c in v)
+    has_alpha = sum(c.isalpha() for c in v) >= 3
+    symbol = bool(_STRONG_SYMBOLS & set(v))
+    if not symbol and (_ACRONYM.search(v) or _PRODUCT.fullmatch(v)):
+        return False  # PostgreSQL15, Windows11, Ubuntu2204: a product and its version
+    return has_digit and has_alpha and (symbol or any(c.isupper() for c in v))
+
+
 def _window(text: str, start: int) -> Iterable[re.Match[str]]:
     """The words after `start`, up to the window's size or the sentence's end."""
     pos = start
@@ -140,11 +193,17 @@ def _window(text: str, start: int) -> Iterable[re.Match[str]]:
         yield m
         pos = m.end()
         if _SENTENCE_END.search(m.group(0)) and not strong_value(m.group(0)):
-            return
+            # A sentence ends where a capital, a new line or the text follows: "pw? ping
+            # me for... actually it's X" runs on.
+            after = text[pos : pos + 3].lstrip(" \t")
+            if not after or after[0] == "\n" or after[0].isupper():
+                return
 
 
 def _after_names(text: str, low: str | None) -> Iterable[SecretFinding]:
     for name_start, name_end, is_password in _names(text, low):
+        if _PUBLIC_BEFORE.search(text, max(0, name_start - 16), name_start):
+            continue  # a site, public or publishable key is public by design
         rest = text[name_end : name_end + 200]
         if is_password:
             # An app password is named once and given a sentence later.
@@ -156,12 +215,12 @@ def _after_names(text: str, low: str | None) -> Iterable[SecretFinding]:
                         name_end + m.start(1), name_end + m.end(1), "prose_password"
                     )
         else:
-            m = _GROUPED_KEY.search(rest[:80]) or _CODE_LIST.search(rest[:80])
+            m = _GROUPED_KEY.search(rest[:80]) or _CODE_LIST.search(rest[:120])
             if m and _mixed_groups(m.group(1)):
                 yield SecretFinding(name_end + m.start(1), name_end + m.end(1), "grouped_secret")
         for n, word in enumerate(_window(text, name_end)):
             value = word.group(0).rstrip(".,;:。")
-            if strong_value(value):
+            if strong_value(value) or (is_password and human_password(value)):
                 kind = "prose_password" if is_password else "credential_value"
                 yield SecretFinding(word.start(), word.start() + len(value), kind)
                 break

@@ -178,11 +178,12 @@ _PATTERNS: tuple[Pattern, ...] = (
         # keyword alone, and a `(?:\w+_)*` prefix would backtrack quadratically.
         r"(?i:(?:password|passwd|passphrase|passcode|pwd|pw|secret|api[_-]?key|apikey|"
         r"passwort|kennwort|contrase[ñn]a|senha|wachtwoord|mot_de_passe|(?<![A-Za-z])pass|"
+        r"(?<![A-Za-z])psk|"
         r"access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|erlang[_-]?cookie|"
         r"(?:access|auth|refresh|api|bot|session)?[_-]?token)"
         # An encoding named after the key (SMTP_PASS_B64, mqtt_pass_hex) hides nothing.
         r"(?:[_-](?:b64|base64|hex|enc|encoded|plain|raw))?\b)"
-        r"[\"'\]]?\s*(?::=|=>|[:=])\s*(?:\"([^\"\n]{6,})\"|'([^'\n]{6,})'|([^\s\"',;`]{6,}))",
+        r"[\"'\]]{0,2}\s*(?::=|=>|[?+]=|[:=])\s*(?:\"([^\"\n]{6,})\"|'([^'\n]{6,})'|([^\s\"',;`]{6,}))",
         0,
         needs=(":", "="),
     ),

@@ -48,7 +48,8 @@ _PROSE_AFTER = re.compile(
     rf"(?:[ \t]+{_OF}[ \t]+(?:{_ARTICLE}[ \t]+)?[^\s,;:]{{1,40}}(?:[ \t]+[^\s,;:=]{{1,30}}){{0,2}})?"
     rf"{_IS}\s*{_VALUE}"
 )
-_PROSE_BARE = re.compile(rf"(?i)(?<![\w-])(?:password|passwd|pwd|passphrase)\s+{_VALUE}")
+# Not psql's `\password ROLE` (sets a password interactively; the value is a role).
+_PROSE_BARE = re.compile(rf"(?i)(?<![\w\\-])(?:password|passwd|pwd|passphrase)\s+{_VALUE}")
 _PROSE_BEFORE = re.compile(
     r"(?i)(?<![\w\"'`])[\"'`]?([^\s\"'`]{6,64})[\"'`]?\s+(?:is|was|as)\s+"
     r"(?:the|my|our|your|his|her|their|a|an)\s+(?:(?:new|old|current|admin|root|db|database|"
@@ -70,7 +71,7 @@ _KEYWORD_VALUE = re.compile(
 # Passwords on command lines: mysql -pX, curl -u user:X, sshpass -p X, redis-cli -a X.
 _CLI_PASSWORD = re.compile(
     r"(?:\bmysql(?:dump|admin)?\b[^\n]*?\s(?:-p|--password[= ])[\"']?([^\s\"'-][^\s\"']{3,})"
-    r"|\s(?:-u|--user)\s+[\"']?[^\s:\"']+:([^\s\"'@]{4,})"
+    r"|\s(?:-u|--user)\s+[\"']?[^\s:\"']+:[\"']?([^\s\"'@]{4,})"
     r"|\bsshpass\s+-p\s*[\"']?([^\s\"']{4,})"
     r"|\bredis-cli\b[^\n]*?\s-a\s+[\"']?([^\s\"']{4,})"
     r"|\s-(?:src|dest)?(?:storepass|keypass|storepassword)\s+[\"']?([^\s\"']{4,})"
@@ -118,6 +119,16 @@ _WORD_SUFFIX = re.compile(
 )
 
 
+# A code reference has an underscore or at most three parts (random_password.db.result,
+# module.db.password); plasma.bison.onyx.hazel.comet is a passphrase.
+_NOT_A_VALUE = re.compile(
+    r"-{1,2}[A-Za-z][\w-]*|[\w.-]+(?:/[\w.-]+)+|[a-z][a-z0-9]*(?:\.[a-z][a-z0-9]*){1,2}"
+    r"|(?=[a-z0-9.]*_)[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+"
+)
+_DATE_TIME = re.compile(r"^\d{4}-\d\d-\d\d|^\d{1,2}:\d\d(?::\d\d)?$")
+_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{2}")
+
+
 def _clean_value(value: str) -> str:
     value = value.rstrip(".,;:)]}>»”’\"'`")
     return value.lstrip("".join(_QUOTE_OPEN))
@@ -134,6 +145,10 @@ def _password_like(value: str, strict: bool, digits_ok: bool = True) -> bool:
     if re.match(r"[A-Za-z_][\w.]*[\[(]", v) or low.startswith(_CODE_PREFIXES):
         return False  # os.environ[...], get_secret(...), settings.db_password
     if low.startswith(("http", "/", "~/", "./", "$", "%", "{", "<", "[redacted")) or "://" in v:
+        return False
+    if _NOT_A_VALUE.fullmatch(v) or _DATE_TIME.search(v) or _CJK.search(v):
+        # a flag (-Message), a path (secret/data/app), a dotted code reference
+        # (random_password.db.result), a date or time of a log line, CJK prose
         return False
     if re.fullmatch(r"[a-z]+(?:-[a-z]+)?", v) and "-" in v:
         return False  # short-lived, case-sensitive (a 3+ word passphrase does count)
