@@ -110,18 +110,26 @@ _CODE_LIST = re.compile(
 )
 
 
+def _setting_or_placeholder(v: str) -> bool:
+    """What both value tests leave out: settings (Database=orders;Encrypt=True, status=201),
+    an address (user@host.example), and placeholders, ids and sequences (not_lookalike)."""
+    return bool(
+        ";" in v
+        or _SETTING.search(v)
+        or _LOWER_KEY.match(v)
+        or _EMAILISH.search(v)
+        or not patterns.not_lookalike(v)
+    )
+
+
 def strong_value(value: str) -> bool:
     """A value no word of a lesson looks like: a random mix of letter cases and digits,
     a password built of a word, digits and a symbol, or dashed words ending in digits."""
     v = value.rstrip(".,;:")
     if not 8 <= len(v) <= 64 or v[0] in "$%@&#" or "://" in v or "${" in v:
         return False
-    if v.count("/") > 1 or ":" in v or "\\" in v or _EMAILISH.search(v):
+    if v.count("/") > 1 or ":" in v or "\\" in v or _setting_or_placeholder(v):
         return False
-    if not patterns.not_lookalike(v):
-        return False
-    if ";" in v or _SETTING.search(v) or _LOWER_KEY.match(v):
-        return False  # Database=orders;Encrypt=True: settings, not a value
     if _DASHED_WORDS.fullmatch(v):
         return True  # Cinder-falcon-garnet-41
     if _VERSIONISH.fullmatch(v) or v.startswith("/"):
@@ -172,9 +180,7 @@ def human_password(value: str) -> bool:
         return False
     if _DATEISH.search(v) or _VERSIONISH.fullmatch(v) or _CODE_REF.fullmatch(v):
         return False
-    if ";" in v or _SETTING.search(v) or _LOWER_KEY.match(v) or _EMAILISH.search(v):
-        return False
-    if not patterns.not_lookalike(v) or not v.isascii():
+    if _setting_or_placeholder(v) or not v.isascii():
         return False
     has_digit = any(c.isdigit() for c in v)
     has_alpha = sum(c.isalpha() for c in v) >= 3
