@@ -21,7 +21,7 @@ from typing import Any
 
 import ahocorasick
 from memsieve.capture import fastre, patterns
-from memsieve.capture.shapes import SecretFinding
+from memsieve.capture.shapes import CODE_REF, SecretFinding
 
 _PASSWORD_WORDS = (
     "pass password passphrase passcode passwd pwd passwort kennwort mdp contraseña contrasena "
@@ -154,10 +154,6 @@ def strong_value(value: str) -> bool:
 
 
 _DATEISH = re.compile(r"\d{4}-\d\d-\d\d|\d{1,2}:\d\d")
-# random_password.db.result, module.db.password (not plasma.bison.onyx.hazel.comet)
-_CODE_REF = re.compile(
-    r"[a-z][a-z0-9]*(?:\.[a-z][a-z0-9]*){1,2}|(?=[a-z0-9.]*_)[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+"
-)
 
 
 _ACRONYM = re.compile(r"[A-Z]{2,}")
@@ -178,7 +174,7 @@ def human_password(value: str) -> bool:
     v = value.rstrip(".,;:")
     if not 8 <= len(v) <= 40 or v[0] in "-$%&#<{[(" or any(c in v for c in "/:\\\"'`"):
         return False
-    if _DATEISH.search(v) or _VERSIONISH.fullmatch(v) or _CODE_REF.fullmatch(v):
+    if _DATEISH.search(v) or _VERSIONISH.fullmatch(v) or CODE_REF.fullmatch(v):
         return False
     if _setting_or_placeholder(v) or not v.isascii():
         return False

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from memsieve.capture import fastre, patterns
 from memsieve.capture.patterns import SecretFinding, entropy
+from memsieve.capture.shapes import CODE_REF
 
 _PW = (
     r"(?:pass(?:word|phrase|code|wd)?|pwd|pw|pin|passwort|kennwort|mot de passe|mdp|"
@@ -119,12 +120,7 @@ _WORD_SUFFIX = re.compile(
 )
 
 
-# A code reference has an underscore or at most three parts (random_password.db.result,
-# module.db.password); plasma.bison.onyx.hazel.comet is a passphrase.
-_NOT_A_VALUE = re.compile(
-    r"-{1,2}[A-Za-z][\w-]*|[\w.-]+(?:/[\w.-]+)+|[a-z][a-z0-9]*(?:\.[a-z][a-z0-9]*){1,2}"
-    r"|(?=[a-z0-9.]*_)[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+"
-)
+_NOT_A_VALUE = re.compile(r"-{1,2}[A-Za-z][\w-]*|[\w.-]+(?:/[\w.-]+)+")  # a flag, a path
 _DATE_TIME = re.compile(r"^\d{4}-\d\d-\d\d|^\d{1,2}:\d\d(?::\d\d)?$")
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{2}")
 
@@ -146,7 +142,7 @@ def _password_like(value: str, strict: bool, digits_ok: bool = True) -> bool:
         return False  # os.environ[...], get_secret(...), settings.db_password
     if low.startswith(("http", "/", "~/", "./", "$", "%", "{", "<", "[redacted")) or "://" in v:
         return False
-    if _NOT_A_VALUE.fullmatch(v) or _DATE_TIME.search(v) or _CJK.search(v):
+    if _NOT_A_VALUE.fullmatch(v) or CODE_REF.fullmatch(v) or _DATE_TIME.search(v) or _CJK.search(v):
         # a flag (-Message), a path (secret/data/app), a dotted code reference
         # (random_password.db.result), a date or time of a log line, CJK prose
         return False

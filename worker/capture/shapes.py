@@ -73,6 +73,14 @@ def classes(s: str) -> int:
 _UPPER_KEY_RE = re.compile(r"(?=(?:[A-Z]*\d){4})[A-Z0-9]{16,}")
 
 
+# A dotted code reference where a password could stand: module.db.password,
+# random_password.db.result (an underscore, or at most three parts; unlike _CODE_REF_RE,
+# which config values use, plasma.bison.onyx.hazel.comet is a passphrase, not a reference).
+CODE_REF = re.compile(
+    r"[a-z][a-z0-9]*(?:\.[a-z][a-z0-9]*){1,2}|(?=[a-z0-9.]*_)[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+"
+)
+
+
 def not_placeholder(value: str) -> bool:
     if _UPPER_KEY_RE.fullmatch(value):
         return not heuristic.is_templated_secret(value)
