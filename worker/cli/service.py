@@ -15,6 +15,7 @@ from typing import Any
 from memsieve import errors
 from memsieve.cli.common import fail, resolve
 from memsieve.cli.supervise import Supervised, _child_env, flower_command
+from memsieve.ops.procs import read_pid
 from memsieve.ops.services import EmbeddedServices
 from memsieve.settings import Settings, redact_url
 from memsieve.store import dberrors
@@ -121,7 +122,7 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
             services.pg.stop()
         if started_pg or started_redis:
             (settings.home / "services.json").unlink(missing_ok=True)
-        if _read_pid(pid_file) == os.getpid():
+        if read_pid(pid_file) == os.getpid():
             pid_file.unlink(missing_ok=True)
         print("memsieve: stopped", flush=True)
     return code
@@ -217,7 +218,7 @@ def cmd_down(settings: Settings, args: argparse.Namespace) -> int:
     # A running `memsieve up` is stopped first, as Ctrl-C would: its worker finishes its
     # tasks while the services are still there (stopped under it, the worker would retry
     # a vanished Redis without end).
-    pid = _read_pid(settings.home / UP_PID)
+    pid = read_pid(settings.home / UP_PID)
     if pid is not None and _is_up(pid):
         print(f"stopping memsieve up (pid {pid}) ...", flush=True)
         os.kill(pid, signal.SIGTERM)
@@ -232,13 +233,6 @@ def cmd_down(settings: Settings, args: argparse.Namespace) -> int:
 
 
 UP_PID = "up.pid"
-
-
-def _read_pid(path: Path) -> int | None:
-    try:
-        return int(path.read_text().strip())
-    except (OSError, ValueError):
-        return None
 
 
 def _is_up(pid: int) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 
 
 def free_port() -> int:
@@ -26,3 +27,11 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def read_pid(path: Path) -> int | None:
+    """The pid a pid file holds, or None when there is no readable number in it."""
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None

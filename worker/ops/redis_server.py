@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memsieve.errors import ConfigError
 from memsieve.ops import home as private
-from memsieve.ops.procs import free_port
+from memsieve.ops.procs import free_port, read_pid
 from memsieve.ops.procs import pid_alive as _pid_alive
 from memsieve.ops.procs import port_open as _port_open
 
@@ -73,11 +73,8 @@ class EmbeddedRedis:
         return f"redis://{REDIS_ADMIN_USER}:{pw}@127.0.0.1:{self.port}/{db}"
 
     def pid(self) -> int | None:
-        try:
-            pid = int(self.pid_file.read_text().strip())
-        except (FileNotFoundError, ValueError):
-            return None
-        return pid if _pid_alive(pid) else None
+        pid = read_pid(self.pid_file)
+        return pid if pid is not None and _pid_alive(pid) else None
 
     def running(self) -> bool:
         return self.port_file.exists() and self.pid() is not None and _port_open(self.port)
