@@ -296,6 +296,55 @@ def test_stdio_session(
     assert_outside_untouched(store, outside_memory)
 
 
+def test_stdio_answers_a_request_it_cannot_parse(env: dict[str, str], tmp_path: Path) -> None:
+    """A lone surrogate escape (a truncated emoji) in a request used to leave the client
+    waiting for ever: the SDK dropped the line. Now it gets an error with its id, and the
+    session goes on."""
+    import select
+
+    errlog = open(tmp_path / "mcp-stderr.log", "wb")
+    proc = subprocess.Popen(
+        [sys.executable, *server_argv("--worker", "no")],
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=errlog,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def ask(message: dict[str, Any] | str, timeout: float = 60) -> dict[str, Any]:
+        raw = message if isinstance(message, str) else json.dumps(message)
+        proc.stdin.write(raw.encode() + b"\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        ready, _, _ = select.select([proc.stdout], [], [], timeout)
+        assert ready, "no answer"
+        return json.loads(proc.stdout.readline())  # type: ignore[union-attr]
+
+    try:
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+        init["clientInfo"]["version"] = "1"  # type: ignore[index]
+        assert "result" in ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+        proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        call = (
+            '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember",'
+            '"arguments":{"namespace":"demo","content":"cut the emoji \\ud83d here"}}}'
+        )
+        got = ask(call)
+        assert got["id"] == 2 and got["error"]["code"] == -32700
+        assert "lone UTF-16 surrogate" in got["error"]["message"]
+        assert ask({"jsonrpc": "2.0", "id": 3, "method": "ping"}) == {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "result": {},
+        }
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        errlog.close()
+
+
 @contextlib.contextmanager
 def http_server(env: dict[str, str], log: Path, *extra: str) -> Iterator[tuple[str, str]]:
     """(url, token) of a `memsieve mcp --transport http` subprocess on a free port."""

@@ -127,7 +127,9 @@ def cli_mcp(argv: list[str]) -> int:
     threading.Thread(target=warm, name="memsieve-mcp-warm", daemon=True).start()
     try:
         if args.transport == "stdio":
-            anyio.run(server.run_stdio_async)
+            from memsieve.mcp.stdio import run_stdio
+
+            anyio.run(run_stdio, server)
         else:
 
             def ready(port: int) -> None:

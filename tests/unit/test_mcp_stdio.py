@@ -1,0 +1,72 @@
+"""`memsieve mcp` over stdio answers every request the SDK cannot parse (memsieve.mcp.stdio)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp import types
+from memsieve.mcp.stdio import error_reply
+from pydantic import ValidationError
+
+
+def failure(line: str) -> ValidationError:
+    """What the SDK's stdio reader sends the server for this stdin line."""
+    with pytest.raises(ValidationError) as caught:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    return caught.value
+
+
+def reply(line: str) -> dict[str, object] | None:
+    out = error_reply(failure(line))
+    return None if out is None else json.loads(out.message.model_dump_json(exclude_unset=True))
+
+
+def test_a_lone_surrogate_in_a_request_gets_a_parse_error_with_its_id() -> None:
+    secret = "hunter2-\\ud800"  # what the caller sent is never repeated
+    line = (
+        '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"remember",'
+        f'"arguments":{{"content":"{secret}"}}}}}}\n'
+    )
+    got = reply(line)
+    assert got is not None
+    assert got["id"] == 7
+    error = got["error"]
+    assert isinstance(error, dict) and error["code"] == types.PARSE_ERROR
+    assert "lone UTF-16 surrogate" in error["message"]
+    assert "hunter2" not in json.dumps(got)
+    got = reply('{"jsonrpc":"2.0","id":"abc","method":"ping","params":{"x":"\\udfff"}}')
+    assert got is not None and got["id"] == "abc"
+
+
+def test_a_request_of_the_wrong_shape_gets_invalid_request() -> None:
+    got = reply('{"jsonrpc":"2.0","id":3,"method":42}')
+    assert got == {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "error": {
+            "code": types.INVALID_REQUEST,
+            "message": "not a valid JSON-RPC message; check: method",
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # A notification: nobody waits for an answer.
+        '{"jsonrpc":"2.0","method":"notifications/x","params":{"x":"\\ud800"}}',
+        # No usable id.
+        '{"jsonrpc":"2.0","id":true,"method":"ping","params":{"x":"\\ud800"}}',
+        '{"jsonrpc":"2.0","id":[1],"method":"ping","params":{"x":"\\ud800"}}',
+        # Not JSON at all, or not an object.
+        "{not json",
+        '["\\ud800"]',
+    ],
+)
+def test_nothing_to_answer_goes_to_the_server_as_before(line: str) -> None:
+    assert reply(line) is None
+
+
+def test_other_exceptions_go_to_the_server_as_before() -> None:
+    assert error_reply(RuntimeError("a transport error")) is None

@@ -1,0 +1,79 @@
+"""`memsieve mcp` over stdio: the SDK's transport, and an answer to every request it drops.
+
+The SDK parses each stdin line with pydantic; a line it cannot parse goes to the server as an
+exception, which the server logs and drops: the client waits for its answer for ever. One
+line valid JSON for Python but not for pydantic's parser is enough: a lone UTF-16 surrogate
+escape ("\\ud800", a truncated emoji) in any string. A request the SDK cannot parse but whose
+id is still readable is answered here with a JSON-RPC error instead (-32700 for JSON the
+server cannot read, -32600 for a message of the wrong shape); the reason names positions and
+fields, never the caller's values. Anything else (no id: a notification, or no JSON at all)
+goes to the server as before.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+
+async def run_stdio(server: Any) -> None:
+    """Serve `server` (an MCPServer) over stdio, as `MCPServer.run_stdio_async` does."""
+    lowlevel = server._lowlevel_server  # noqa: SLF001 - run_stdio_async's own call, below
+    async with stdio_server() as (read, write):
+        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def relay() -> None:
+            async with send:
+                async for item in read:
+                    if isinstance(item, Exception):
+                        reply = error_reply(item)
+                        if reply is not None:
+                            await write.send(reply)
+                            continue
+                    await send.send(item)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(relay)
+            await lowlevel.run(receive, write, lowlevel.create_initialization_options())
+            tg.cancel_scope.cancel()
+
+
+def error_reply(exc: Exception) -> SessionMessage | None:
+    """The JSON-RPC error answering the request the SDK failed to parse, if its id is
+    readable; None otherwise."""
+    if not isinstance(exc, ValidationError):
+        return None
+    errors = exc.errors(include_url=False)
+    raw = next((e["input"] for e in errors if e["type"] == "json_invalid"), None)
+    if isinstance(raw, str):
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            return None
+        code = types.PARSE_ERROR
+        reason = "the message is not JSON this server can read: " + str(errors[0]["msg"])
+        if "surrogate" in reason or "hex escape" in reason:
+            reason += " (a lone UTF-16 surrogate escape: send text as valid Unicode)"
+    else:
+        message = next((e["input"] for e in errors if isinstance(e["input"], dict)), None)
+        code = types.INVALID_REQUEST
+        # A union's errors, one set per message kind; a message with a method and an id is
+        # a request: name only what the request kind missed.
+        errors = [e for e in errors if e["loc"][:1] == ("JSONRPCRequest",)] or errors
+        fields = sorted({".".join(str(p) for p in e["loc"][1:]) or "message" for e in errors})
+        reason = "not a valid JSON-RPC message; check: " + ", ".join(fields)[:300]
+    if not isinstance(message, dict) or "method" not in message:
+        return None
+    ident = message.get("id")
+    if isinstance(ident, bool) or not isinstance(ident, (int, str)):
+        return None  # a notification (or no usable id): nobody waits for an answer
+    error = types.JSONRPCError(
+        jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=reason)
+    )
+    return SessionMessage(error)
