@@ -36,7 +36,7 @@ PAIR_SOURCES = (
     ("frozen8", "gate_pairs_frozen8.jsonl"),
     # Held out in stops 25-28 (frozen9-11 never read, frozen12-13 read as development sets),
     # retired to training in stop 30: frozen14 (never read), frozen15 (written in stop 30) and
-    # frozen16 (written in stop 31) are held out, and so are frozen17 and frozen18 (stops 35, 36).
+    # frozen16 (written in stop 31) are held out, and so are frozen17-19 (stops 35, 36, 38).
     ("frozen9", "gate_pairs_frozen9.jsonl"),
     ("frozen10", "gate_pairs_frozen10.jsonl"),
     ("frozen11", "gate_pairs_frozen11.jsonl"),
