@@ -5,6 +5,7 @@ scanned in full and refused if it holds a secret."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +178,14 @@ def test_enqueue_stamps_what_it_scanned_when_it_holds_the_key(
     ((chunk, stamps),) = sent
     assert chunk == [LESSON, "{oops"] and stamps is not None
     assert stamps[0] == _stamp(LESSON, key=b"k" * 64) and stamps[1] is None
+
+
+def test_the_scanner_version_covers_every_module_of_the_scan() -> None:
+    """A producer whose scan differs from the worker's in any capture module must not be
+    trusted: the version digests every one of them (a hand-kept list had missed nearby
+    and credshapes)."""
+    names = {p.stem for p in stamp.scanner_files()}
+    used = {m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("memsieve.capture.")}
+    assert secrets.find_secrets  # imported above: every module of the scan is loaded
+    assert {"secrets", "nearby", "credshapes", "lookalikes", "policy"} <= names
+    assert used <= names

@@ -42,11 +42,6 @@ from typing import Any
 HEADER = "memsieve_scan_stamps"
 _LABEL = b"\x00memsieve/scan-stamp/v1\x00"
 _STAMP_RE = re.compile(r"^[0-9a-f]{64}$")
-# Every module whose code decides what the secret scan finds (and which fields it reads).
-_SCANNER = (
-    *("fastre", "lookalikes", "patterns", "policy", "prose"),
-    *("retree", "secrets", "shapes", "vendors"),
-)
 
 
 @cache
@@ -54,16 +49,23 @@ def scanner_version() -> str | None:
     """A digest of the scanner's source and of detect-secrets' version; None when the
     source cannot be read (then nothing is stamped and every event is scanned)."""
     from detect_secrets.__version__ import VERSION
-    from memsieve import capture
 
     h = hashlib.sha256(f"detect-secrets {VERSION}\n".encode())
-    folder = Path(capture.__file__).parent
     try:
-        for name in _SCANNER:
-            h.update(name.encode() + b"\n" + (folder / f"{name}.py").read_bytes())
+        for path in scanner_files():
+            h.update(path.stem.encode() + b"\n" + path.read_bytes())
     except OSError:
         return None
     return h.hexdigest()[:32]
+
+
+def scanner_files() -> list[Path]:
+    """Every module of `memsieve.capture`: the scan and the policy that reads its fields.
+    All of them, not a list to keep up to date (one kept by hand had missed two modules
+    that decide what the scan finds)."""
+    from memsieve import capture
+
+    return sorted(Path(capture.__file__).parent.glob("*.py"))
 
 
 @cache
