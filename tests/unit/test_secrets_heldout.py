@@ -65,11 +65,12 @@ ROWS3 = [json.loads(line) for line in PATH3.read_text("utf-8").splitlines() if l
 def test_third_corpus_a_training_set_is_no_worse_than_tuned() -> None:
     """Written by a helper with a fresh context from format descriptions alone (stop 37),
     then studied: `memsieve.capture.nearby` was built on its misses (69 of 300 admitted
-    before, 16 after; 20 of 150 benign refused before, 19 after). A regression check."""
+    before, 16 after; 20 of 150 benign refused before, 19 after; stop 39's benign spans,
+    `memsieve.capture.benign`: 6). A regression check."""
     counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS3)
     assert sum(1 for r in ROWS3 if r["must_refuse"]) == 300 and len(ROWS3) == 450
     assert counts[(True, "admitted")] <= 16
-    assert counts[(False, "secret")] <= 19
+    assert counts[(False, "secret")] <= 6
 
 
 PATH4 = PATH.with_name("secrets_train4.jsonl")
@@ -79,8 +80,10 @@ ROWS4 = [json.loads(line) for line in PATH4.read_text("utf-8").splitlines() if l
 def test_fourth_corpus_a_training_set_is_no_worse_than_tuned() -> None:
     """Credentials inside pasted artefacts (code in many languages, configs, logs, dumps,
     chat), written by a helper with a fresh context (stop 37) and then studied: 53 of 260
-    admitted before, 15 after; 34 of 140 benign refused before, 23 after."""
+    admitted before, 15 after; 34 of 140 benign refused before, 23 after; stop 39: 14
+    admitted, 5 benign refused (`memsieve.capture.benign`, no code reference in a value
+    with a dotted year)."""
     counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS4)
     assert sum(1 for r in ROWS4 if r["must_refuse"]) == 260 and len(ROWS4) == 400
-    assert counts[(True, "admitted")] <= 15
-    assert counts[(False, "secret")] <= 23
+    assert counts[(True, "admitted")] <= 14
+    assert counts[(False, "secret")] <= 5

@@ -20,13 +20,14 @@ DIGEST_PREFIX = re.compile(
 
 # Public key material: PEM blocks that hold no private key, and OpenSSH public key lines.
 _PUBLIC_BLOCK = re.compile(
-    r"-----BEGIN (?:CERTIFICATE|(?:[A-Z0-9]+ )*PUBLIC KEY(?: BLOCK)?)-----.*?"
+    r"-----BEGIN (?:(?:NEW |TRUSTED )?CERTIFICATE(?: REQUEST)?|X509 CRL|PKCS7|"
+    r"(?:[A-Z0-9]+ )*PUBLIC KEY(?: BLOCK)?)-----.*?"
     r"(?:-----END [A-Z0-9 ]+-----|$)",
     re.S,
 )
 _PUBLIC_KEY_LINE = re.compile(
-    r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)"
-    r"@openssh\.com)\s+AAAA[A-Za-z0-9+/]+=*"
+    r"(?:(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+)(?:-cert-v01@openssh\.com)?"
+    r"|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)\s+AAAA[A-Za-z0-9+/]+=*"
 )
 # A digest says what it is: `SHA256:wVZe…` (ssh fingerprints), `h1:4dxW…=` (go.sum),
 # `sha512-…` (npm integrity).
@@ -52,7 +53,20 @@ _DECODABLE = ("high_entropy_token", "high_entropy_string", "credential_value")
 def _decodes_to_text(run: str, b64: Callable[[str], str | None]) -> bool:
     """A base64 run whose bytes are ordinary text: its decoded text is scanned instead."""
     decoded = b64(run)
-    return decoded is not None and decoded.isprintable() and len(decoded) >= 8
+    if decoded is None or len(decoded) < 8:
+        return False
+    if decoded.isprintable():
+        return True
+    # A config file's lines (`[loggers]\nkeys=root`) are text too, and so is a public PEM
+    # block; lines of more base64 (a key encoded twice) are not: each line alone decodes
+    # to a fragment that no format names.
+    flat = decoded.replace("\n", " ").replace("\r", " ").replace("\t", " ")
+    return flat.isprintable() and (
+        not _LONG_RUN.search(decoded) or _PUBLIC_BLOCK.match(decoded.lstrip()) is not None
+    )
+
+
+_LONG_RUN = re.compile(r"[A-Za-z0-9+/=_-]{40}")
 
 
 def public_spans(text: str) -> list[tuple[int, int]]:

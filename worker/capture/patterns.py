@@ -183,7 +183,9 @@ _PATTERNS: tuple[Pattern, ...] = (
         r"(?:access|auth|refresh|api|bot|session)?[_-]?token)"
         # An encoding named after the key (SMTP_PASS_B64, mqtt_pass_hex) hides nothing.
         r"(?:[_-](?:b64|base64|hex|enc|encoded|plain|raw))?\b)"
-        r"[\"'\]]{0,2}\s*(?::=|=>|[?+]=|[:=])\s*(?:\"([^\"\n]{6,})\"|'([^'\n]{6,})'|([^\s\"',;`]{6,}))",
+        # The value is on the key's line: an empty `SESSION_SECRET=` is followed by the
+        # next line's key, not by its value.
+        r"[\"'\]]{0,2}\s*(?::=|=>|[?+]=|[:=])[ \t]*(?:\"([^\"\n]{6,})\"|'([^'\n]{6,})'|([^\s\"',;`]{6,}))",
         0,
         needs=(":", "="),
     ),
@@ -191,7 +193,7 @@ _PATTERNS: tuple[Pattern, ...] = (
 _CONFIG_VALUE_GROUPS = (1, 2, 3)
 
 _ASSIGNMENT_RE = re.compile(
-    r"(?<![\w.-])([A-Za-z_][\w.-]{1,60})[\"']?\s*(?::=|=>|[:=])\s*[\"']?"
+    r"(?<![\w.-])([A-Za-z_][\w.-]{1,60})[\"']?\s*(?::=|=>|[:=])[ \t]*[\"']?"
     r"([A-Za-z0-9+/_=-]{20,})(?![A-Za-z0-9+/_=-])"
 )
 
@@ -207,6 +209,9 @@ _DS_SKIP = {
     "CloudantDetector",
     "SoftlayerDetector",
     "ArtifactoryDetector",
+    # `url_password` reads the same `scheme://user:password@` with placeholder handling
+    # (`<senha>`, `${DB_PASSWORD}`, `CHANGE_ME`).
+    "BasicAuthDetector",
 }
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from memsieve.capture import fastre, patterns
+from memsieve.capture import fastre, lookalikes, patterns
 from memsieve.capture.patterns import SecretFinding, entropy
 from memsieve.capture.shapes import CODE_REF
 
@@ -209,6 +209,7 @@ def findings(text: str, low: str | None = None) -> Iterable[SecretFinding]:
             and any(c.isalpha() for c in core)
             and entropy(core) >= 3.0
             and patterns.not_lookalike(value)
+            and not lookalikes.DIGEST_PREFIX.match(value)  # "token run-20260321-1045": an id
             and _password_like(value, strict=True) is not False
         ):
             start = m.start(1)

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from urllib.parse import unquote_plus
 
-from memsieve.capture import credshapes, fastre, lookalikes, nearby, patterns, prose
+from memsieve.capture import benign, credshapes, fastre, lookalikes, nearby, patterns, prose
 from memsieve.capture.patterns import SecretFinding, classes, entropy, merge
 
 __all__ = [
@@ -227,6 +227,10 @@ def _scan(text: str, depth: int) -> list[SecretFinding]:
     found = [f for f in found if not lookalikes.public_or_id(text, f, _b64, public)]
     if depth < MAX_DEPTH:
         found.extend(_decoded(text, depth, runs))
+    # Ciphertext, references and public values (memsieve.capture.benign) are kept.
+    safe = benign.spans(text) if found else []
+    if safe:
+        found = [f for f in found if not benign.inside(f, safe)]
     if depth == 0 and not text.isascii():
         norm, where = _normalised(text)
         if norm != text:

@@ -44,7 +44,8 @@ _PLACEHOLDER_RE = re.compile(
 )
 # `settings.api_key`, `os.environ["X"]`, `get_token()`: code that fetches a secret.
 # The value may be cut at a quote: `os.environ[` is what the pattern sees of os.environ['X'].
-_CODE_REF_RE = re.compile(r"^[A-Za-z_]\w*(?:\.\w+)*(?:\.\w+|[\[(].*)$")
+# Each part starts with a letter: `December.2019` is a password, not an attribute.
+_CODE_REF_RE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\.[A-Za-z_]\w*|[\[(].*)$")
 
 
 def entropy(s: str) -> float:
