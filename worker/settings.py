@@ -104,7 +104,8 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     ),
     "MEMSIEVE_MAX_MESSAGE_BYTES": (
         "16777216",
-        "largest capture message body in bytes; a larger one is recorded as message_too_large",
+        "largest capture message body in bytes (a compressed one is inflated only up to it); "
+        "a larger one is recorded as message_too_large",
     ),
     "MEMSIEVE_STARTUP_WAIT": (
         "120",

@@ -22,7 +22,7 @@ from celery.worker.consumer import Consumer
 from celery.worker.request import Request
 from kombu.utils.json import dumps
 from memsieve import constants
-from memsieve.delivery import envelope
+from memsieve.delivery import envelope, inflate
 from memsieve.ids import describe_payload
 
 log = logging.getLogger("memsieve.consumer")
@@ -64,6 +64,11 @@ def max_message_bytes() -> int:
 
 
 class MemsieveConsumer(Consumer):  # type: ignore[misc]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # kombu inflates a compressed body as it builds the message: capped from here on.
+        inflate.install(max_message_bytes)
+        super().__init__(*args, **kwargs)
+
     def _refuse(self, message: Any, reason: str, detail: str) -> None:
         """Record the message as rejected, then ack it; if the ledger is unreachable,
         put it back (`_record_part`)."""
@@ -178,7 +183,12 @@ class MemsieveConsumer(Consumer):  # type: ignore[misc]
         return on_task_received
 
     def on_decode_error(self, message: Any, exc: Exception) -> None:
-        self._refuse(message, "undecodable_message", f"cannot decode: {type(exc).__name__}")
+        if isinstance(exc, inflate.TooLarge):
+            detail = f"{exc}; exceeds MEMSIEVE_MAX_MESSAGE_BYTES={exc.limit}"
+            self._refuse(message, "message_too_large", detail)
+            return
+        detail = str(exc) if isinstance(exc, inflate.NotAccepted) else type(exc).__name__
+        self._refuse(message, "undecodable_message", f"cannot decode: {detail}")
 
     def on_unknown_message(self, body: Any, message: Any) -> None:
         self._refuse(message, "not_a_task_message", "message is not a Celery task")
