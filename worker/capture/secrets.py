@@ -5,6 +5,7 @@
 1. the known formats and `key = value` shapes of `memsieve.capture.patterns` (our own
    patterns plus detect-secrets' plugin regexes);
 2. credentials in prose (`memsieve.capture.prose`): "the password is hunter3x", "login admin / S3cr3t!",
+   and wallet seed phrases by their words alone (`memsieve.capture.seeds`),
    "use Tr0ub4dor as the password", `bob:Hunter42@host` (detect-secrets' keyword plugin
    only reads assignments; nobody writes lessons in `key=value`);
 3. generic tokens: a vendor-style prefix with a random tail, or a long mixed-case
@@ -35,7 +36,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from urllib.parse import unquote_plus
 
-from memsieve.capture import benign, credshapes, fastre, lookalikes, nearby, patterns, prose
+from memsieve.capture import benign, credshapes, fastre, lookalikes, nearby, patterns, prose, seeds
 from memsieve.capture.patterns import SecretFinding, classes, entropy, merge
 
 __all__ = [
@@ -221,6 +222,7 @@ def _scan(text: str, depth: int) -> list[SecretFinding]:
         *prose.findings(text, low),
         *nearby.findings(text, low),
         *credshapes.findings(text, low),
+        *seeds.findings(text),
         *(_generic(text) if runs else ()),
     ]
     public = lookalikes.public_spans(text) if found else []
