@@ -147,3 +147,45 @@ def test_dry_run_reports_without_writing(env: dict[str, str], store: Store, tmp_
     assert db.query(store, "SELECT count(*)::int AS n FROM memories")[0]["n"] == 0
     assert db.query(store, "SELECT count(*)::int AS n FROM embedding_cache")[0]["n"] == 0
     assert db.query(store, "SELECT count(*)::int AS n FROM store_meta")[0]["n"] == 0
+
+
+def test_an_item_too_large_for_a_message_is_recorded_and_its_neighbours_are_written(
+    env: dict[str, str], workers: Workers, store: Store, tmp_path: Path
+) -> None:
+    """Found by a black-box probe: a 50 MB line went out in one message with its two
+    neighbours; the worker refused the message whole (message_too_large), the three
+    events were never recorded, and the backfill waited for ever. Now the chunk ends at
+    ~1 MiB of JSON, and an item no message can carry is recorded here, not sent."""
+    limit = 2 << 20
+    env = {**env, "MEMSIEVE_MAX_MESSAGE_BYTES": str(limit)}
+    lines = [
+        {"namespace": "big", "kind": "retro", "heading": "Pin images",
+         "content": "Pin base images before a rollout; a floating tag broke staging."},
+        {"namespace": "big", "kind": "retro", "heading": "Huge paste",
+         "content": "x" * (3 * limit), "event_id": "evt-huge-paste"},
+        {"namespace": "big", "kind": "retro", "heading": "Budget alerts",
+         "content": "Alert on 80% of the monthly cloud budget, not 100%."},
+        # Too long for the schema but not for a message: the worker records it itself.
+        {"namespace": "big", "kind": "retro", "heading": "Long paste",
+         "content": "y" * (limit // 4), "event_id": "evt-long-paste"},
+    ]  # fmt: skip
+    src = tmp_path / "big.jsonl"
+    src.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    workers.start(concurrency=2)
+    code, out, err = _backfill(env, str(src), timeout=240)
+    assert code == 0, err
+    assert out["events"] == 4 and out["unseen"] == 0 and out["pending"] == 0, out
+    assert out["rejected"] == {"invalid_event": 2}, out
+    assert out["inserted"] == 2, out
+    rows = db.query(
+        store,
+        "SELECT event_id, status, reason, detail FROM events WHERE status = 'rejected'"
+        " ORDER BY event_id",
+    )
+    assert [(r["event_id"], r["reason"]) for r in rows] == [
+        ("evt-huge-paste", "invalid_event"),
+        ("evt-long-paste", "invalid_event"),
+    ]
+    assert "larger than a message may be" in rows[0]["detail"]
+    # Nothing was refused as a whole message.
+    assert db.query(store, "SELECT count(*)::int AS n FROM events")[0]["n"] == 4

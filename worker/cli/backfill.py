@@ -1,9 +1,8 @@
 """`memsieve backfill PATH`: send old retros through the queue, resumable, with progress.
 
-Items are handed to the broker in chunks (at most --window events in flight), the
-checkpoint advances after each chunk, and the progress bar counts events that reached a
-terminal state in the ledger, not messages sent.
-"""
+Items go to the broker in chunks (memsieve.ops.backfill_chunks; at most --window events
+in flight), the checkpoint advances after each chunk, and the progress bar counts events
+that reached a terminal state in the ledger, not messages sent."""
 
 from __future__ import annotations
 
@@ -160,6 +159,7 @@ def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Na
     from memsieve import constants
     from memsieve.app import configure
     from memsieve.delivery import stamp
+    from memsieve.ops.backfill_chunks import take_chunk
     from memsieve.store.postgres import Store
 
     todo = bf.unique(items)
@@ -193,7 +193,7 @@ def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Na
         while not stop.is_set():
             outstanding = [i for i in todo[:sent] if i.key not in finished]
             while sent < len(ids) and len(outstanding) < args.window and not stop.is_set():
-                chunk = [i for i in todo[sent : sent + args.chunk] if i.key not in finished]
+                end, chunk, big = take_chunk(store, todo, sent, args.chunk, finished, settings)
                 if chunk:
                     payloads = [i.payload for i in chunk]
                     stamps = bf.stamps(chunk, key)
@@ -205,7 +205,8 @@ def _run(settings: Settings, path: Path, items: list[bf.Item], args: argparse.Na
                         headers={stamp.HEADER: stamps} if stamps else None,
                     )
                     outstanding.extend(chunk)
-                sent = min(sent + args.chunk, len(ids))
+                outstanding.extend(big)  # recorded already, as too large for a message
+                sent = end
                 ck.advance(ids, sent)
             if sent == len(ids) and (not outstanding or args.no_wait):
                 break
@@ -279,7 +280,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("path", help="a .jsonl file, a Markdown file, or a folder of them")
     p.add_argument("--namespace", help="namespace for items that name none")
     p.add_argument("--kind", default="retro", help="kind for items that name none [retro]")
-    p.add_argument("--chunk", type=int, default=100, help="events per capture message [100]")
+    p.add_argument("--chunk", type=int, default=100, help="events per message, <=1 MiB [100]")
     p.add_argument(
         "--window", type=int, default=2000, help="events sent but not finished, at most [2000]"
     )
