@@ -339,6 +339,12 @@ def test_stdio_answers_a_request_it_cannot_parse(env: dict[str, str], tmp_path: 
             "id": 3,
             "result": {},
         }
+        # Nested past Python's parser (a black-box probe: the relay died on RecursionError
+        # and took the server with it): an error with the id, and the session goes on.
+        deep = '{"jsonrpc":"2.0","id":4,"method":"tools/list","params":' + "[" * 1500
+        got = ask(deep + "]" * 1500 + "}")
+        assert got["id"] == 4 and got["error"]["code"] == -32700
+        assert ask({"jsonrpc": "2.0", "id": 5, "method": "ping"})["result"] == {}
     finally:
         proc.kill()
         proc.wait(timeout=30)

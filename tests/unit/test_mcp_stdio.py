@@ -70,3 +70,15 @@ def test_nothing_to_answer_goes_to_the_server_as_before(line: str) -> None:
 
 def test_other_exceptions_go_to_the_server_as_before() -> None:
     assert error_reply(RuntimeError("a transport error")) is None
+
+
+def test_a_request_nested_past_the_parser_gets_a_parse_error_with_its_id() -> None:
+    # json.loads raised RecursionError inside the relay, which stopped the server.
+    deep = '{"jsonrpc":"2.0","id":9,"method":"tools/list","params":' + "[" * 1500
+    got = reply(deep + "]" * 1500 + "}")
+    assert got is not None and got["id"] == 9
+    error = got["error"]
+    assert isinstance(error, dict) and error["code"] == types.PARSE_ERROR
+    # An id inside the nesting is not the request's.
+    inner = '{"jsonrpc":"2.0","method":"ping","params":{"id":1,"x":' + "[" * 1500
+    assert reply(inner + "]" * 1500 + "}}") is None

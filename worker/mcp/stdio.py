@@ -13,6 +13,7 @@ goes to the server as before.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import anyio
@@ -32,7 +33,10 @@ async def run_stdio(server: Any) -> None:
             async with send:
                 async for item in read:
                     if isinstance(item, Exception):
-                        reply = error_reply(item)
+                        try:
+                            reply = error_reply(item)
+                        except Exception:  # noqa: BLE001 - never stop the relay on a line
+                            reply = None
                         if reply is not None:
                             await write.send(reply)
                             continue
@@ -56,6 +60,9 @@ def error_reply(exc: Exception) -> SessionMessage | None:
             message = json.loads(raw)
         except ValueError:
             return None
+        except RecursionError:
+            # Nested deeper than Python's parser goes: the id is read at the top level.
+            message = _top_level(raw)
         code = types.PARSE_ERROR
         reason = "the message is not JSON this server can read: " + str(errors[0]["msg"])
         if "surrogate" in reason or "hex escape" in reason:
@@ -77,3 +84,34 @@ def error_reply(exc: Exception) -> SessionMessage | None:
         jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=reason)
     )
     return SessionMessage(error)
+
+
+_ID = re.compile(r'"(id|method)"\s*:\s*(-?\d+(?![.eE\d])|"(?:[^"\\]|\\.)*")')
+
+
+def _top_level(raw: str) -> dict[str, Any] | None:
+    """The `id` and `method` members of a JSON object's top level, read without parsing
+    what is nested in it (a linear scan that skips strings and counts brackets)."""
+    out: dict[str, Any] = {}
+    depth = 0
+    i, n = 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c == '"':
+            m = _ID.match(raw, i) if depth == 1 else None
+            if m is not None:
+                try:
+                    out.setdefault(m.group(1), json.loads(m.group(2)))
+                except ValueError:
+                    return None
+                i = m.end()
+                continue
+            i += 1
+            while i < n and raw[i] != '"':
+                i += 2 if raw[i] == "\\" else 1
+        elif c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+        i += 1
+    return out if raw.lstrip().startswith("{") else None
