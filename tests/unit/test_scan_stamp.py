@@ -187,5 +187,5 @@ def test_the_scanner_version_covers_every_module_of_the_scan() -> None:
     names = {p.stem for p in stamp.scanner_files()}
     used = {m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("memsieve.capture.")}
     assert secrets.find_secrets  # imported above: every module of the scan is loaded
-    assert {"secrets", "nearby", "credshapes", "benign", "lookalikes", "policy"} <= names
+    assert {"secrets", "nearby", "credshapes", "benign", "seeds", "keyed", "policy"} <= names
     assert used <= names

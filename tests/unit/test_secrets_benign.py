@@ -39,6 +39,13 @@ BENIGN = {
     "jwk": '{"kty": "RSA", "kid": "k1", "alg": "RS256", "n": "lbu5T9r4EaOEbgU-HrlSIJxi3mlbOBqy9ZUB4Gdg'
     'LWBi2wQR-btYIOH358raj5JjdQLP_gup-rYL0Am4uPzxviOTybAi7qsr4TDBcwH79o47AGuznaQZg", "e": "AQAB"}',
     "pin": 'Pin the SPKI hash (pin-sha256="LGThxs9+NgjiBiwpRMSqRVZ8sD9y09FQ/yIB2YB4zMc=").',
+    "jwks kid": '{"keys": [{"kty": "RSA", "kid": "Y0ZjzupKqutt9cLWq9djus", "use": "sig", "e": "AQAB"}]}',
+    "published samples": "jwt.io's sample eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkw"
+    "IiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c "
+    "and Stripe's sk_test_4eC39HqLyjWDarjtT1zdp7dc are documentation.",
+    "ellipsis placeholders": "Documented as OPENAI_API_KEY=sk-... and GITHUB_TOKEN=ghp_... for the type.",
+    "external secret": "  data:\n    - secretKey: password\n      remoteRef:\n        key: prod/db",
+    "empty keys in a row": ".env.example:\nSTRIPE_SECRET_KEY=\nSENDGRID_API_KEY=\nSESSION_SECRET=\n",
     "csr": "-----BEGIN CERTIFICATE REQUEST-----\n"
     "MIICpDCCAYwCAQC2GB0uo4M+9VvWTzWRWgE9ne57BMGojCwGPGI4JlFqtQ7k1Zdd\n"
     "-----END CERTIFICATE REQUEST-----",
@@ -88,3 +95,27 @@ def test_a_password_value_with_a_dotted_year_is_no_code_reference() -> None:
 
 def test_an_empty_assignment_does_not_take_the_next_line_as_its_value() -> None:
     assert secrets.find_secrets("SESSION_SECRET=\nPARTNER_ID=acme-west-2\n") == []
+
+
+def test_a_sample_named_after_a_seam_is_read_whole() -> None:
+    """The seam between heading and content took the content's first 96 characters, cutting
+    AWS's documented secret before its `EXAMPLEKEY` (a fragment with no name)."""
+    from memsieve.capture.policy import event_fields
+    from memsieve.schemas.events import CaptureEvent
+
+    event = CaptureEvent.model_validate(
+        {
+            "namespace": "docs",
+            "kind": "retro",
+            "heading": "AWS docs example keys in tests",
+            "content": "The moto-based tests use AWS's documented example credentials "
+            "AKIAIOSFODNN7EXAMPLE / wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY. Not real.",
+        }
+    )
+    assert secrets.scan_fields(event_fields(event)) == {}
+
+
+def test_a_word_tag_beside_a_digest_tag_is_no_token() -> None:
+    fields = [("tags[0]", "git"), ("tags[1]", "e0a55108bcdf2f229714d321e05fa9c0a61df159"),
+              ("tags[2]", "config")]  # fmt: skip
+    assert secrets.scan_fields(fields) == {}

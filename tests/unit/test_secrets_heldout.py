@@ -66,11 +66,11 @@ def test_third_corpus_a_training_set_is_no_worse_than_tuned() -> None:
     """Written by a helper with a fresh context from format descriptions alone (stop 37),
     then studied: `memsieve.capture.nearby` was built on its misses (69 of 300 admitted
     before, 16 after; 20 of 150 benign refused before, 19 after; stop 39's benign spans,
-    `memsieve.capture.benign`: 6). A regression check."""
+    `memsieve.capture.benign`: 6, then 4). A regression check."""
     counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS3)
     assert sum(1 for r in ROWS3 if r["must_refuse"]) == 300 and len(ROWS3) == 450
-    assert counts[(True, "admitted")] <= 16
-    assert counts[(False, "secret")] <= 6
+    assert counts[(True, "admitted")] <= 15
+    assert counts[(False, "secret")] <= 4
 
 
 PATH4 = PATH.with_name("secrets_train4.jsonl")
@@ -87,3 +87,20 @@ def test_fourth_corpus_a_training_set_is_no_worse_than_tuned() -> None:
     assert sum(1 for r in ROWS4 if r["must_refuse"]) == 260 and len(ROWS4) == 400
     assert counts[(True, "admitted")] <= 14
     assert counts[(False, "secret")] <= 5
+
+
+PATH5 = PATH.with_name("secrets_train5.jsonl")
+ROWS5 = [json.loads(line) for line in PATH5.read_text("utf-8").splitlines() if line.strip()]
+
+
+def test_fifth_corpus_a_training_set_is_no_worse_than_tuned() -> None:
+    """244 formats (173 secret, 71 look-alike), written by a helper with a fresh context from
+    descriptions alone (stop 39; `supersedes` values that were no memory id set to null, so
+    that the schema does not hide the scan), then studied: with stop 39's first round in
+    place 28 of 260 admitted and 14 of 140 benign refused; after the second (more languages,
+    wrapped values, keys named by their sentence or table row, vendors, published samples)
+    11 and 0. 8 more are refused by the schema (a tag over 64 characters)."""
+    counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS5)
+    assert sum(1 for r in ROWS5 if r["must_refuse"]) == 260 and len(ROWS5) == 400
+    assert counts[(True, "admitted")] <= 11
+    assert counts[(False, "secret")] == 0

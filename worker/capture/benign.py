@@ -37,7 +37,7 @@ _KMS_BLOB = re.compile(r"(?<![A-Za-z0-9+/])AQICAH[A-Za-z0-9+/]{100,}={0,2}")
 _ARN = re.compile(r"\barn:aws[\w-]*:[\w-]+:[\w-]*:\d{12}:[^\s\"'`,)\]}]+")
 # `${VAR}`, `${VAR:?message}`, `${VAR:+alt}`, `${VAR:-}`; GitHub's `${{ secrets.X }}`.
 # A default (`${VAR:-value}`) is a value: it stays scanned.
-_PARAM = re.compile(r"\$\{[A-Za-z_]\w*(?::?[?+][^}\n]*|:?[-=])?\}|\$\{\{[^{}\n]*\}\}")
+_PARAM = re.compile(r"\$\{[A-Za-z_]\w*(?::?[?+][^}\n]*|:?[-=])?(?:\}|$)|\$\{\{[^{}\n]*\}\}")
 # What a template or a doc puts where the value goes: `<ask #team-integrations>`, `<senha>`,
 # `[MASKED]` (no digit inside: a token in brackets is still a token).
 _STAND_IN = re.compile(
@@ -50,7 +50,16 @@ _PUBLIC_NAMED = re.compile(
     r"([A-Za-z0-9+/_-]{20,}={0,2})"
 )
 # A JSON Web Key's public members (`n`, `e`, `x`, `y`, `x5c`), in a text that holds a JWK.
-_JWK_PUBLIC = re.compile(r"\"(?:n|e|x|y)\"\s*:\s*\"([A-Za-z0-9_-]{2,})\"")
+_JWK_PUBLIC = re.compile(r"\"(?:n|e|x|y|kid|x5t|x5t#S256)\"\s*:\s*\"([A-Za-z0-9_-]{2,})\"")
+# Values vendors publish in their documentation, tied to no account: the jwt.io sample
+# token, Stripe's API-reference test key (AWS's `…EXAMPLE` keys are named by their words:
+# memsieve.capture.lookalikes).
+PUBLISHED = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwi"
+    "aWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    "pk_test_TYooMQauvdEDq54NiTphI7jx",
+)
 # HPKP / certificate pins, webhook signatures of one payload: digests, named as such.
 _PIN = re.compile(r"(?i)\bpin-sha256\s*=\s*[\"']?([A-Za-z0-9+/]{43}=)")
 _SIGNATURE = re.compile(r"(?i)\bsha(?:1|256|512)=[0-9a-f]{40,128}\b")
@@ -70,7 +79,7 @@ _GROUPED = (_SEALED, _PUBLIC_NAMED, _PIN)
 # Cheap literals: a text with none of them has no benign span.
 _CUES = ("ENC[", "$ANSIBLE_VAULT", "vault:v", "AQICAH", "arn:", "${", "ncryptedData",
          "ublic", "ubkey", "\"kty\"", "in-sha256", "sha1=", "sha256=", "sha512=", "bafy",
-         "Qm", "|1|", "<", "[", "://")  # fmt: skip
+         "Qm", "|1|", "<", "[", "://", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9", "_test_")  # fmt: skip
 
 
 def spans(text: str) -> list[Span]:
@@ -81,6 +90,11 @@ def spans(text: str) -> list[Span]:
     out += [m.span(1) for rx in _GROUPED for m in rx.finditer(text)]
     if "://" in text:
         out += [m.span() for m in _URL_CRED.finditer(text) if not not_placeholder(m.group(1))]
+    for value in PUBLISHED:
+        at = text.find(value)
+        while at != -1:
+            out.append((at, at + len(value)))
+            at = text.find(value, at + 1)
     if '"kty"' in text:
         out += [m.span(1) for m in _JWK_PUBLIC.finditer(text)]
     return [s for s in out if s[1] > s[0]]

@@ -20,7 +20,14 @@ from memsieve.capture.shapes import CODE_REF
 _PW = (
     r"(?:pass(?:word|phrase|code|wd)?|pwd|pw|pin|passwort|kennwort|mot de passe|mdp|"
     r"contrase[ñn]a|clave|senha|wachtwoord|has[łl]o|l[öo]senord|salasana|heslo|parola|"
-    r"[şs]ifre|пароль|密码|密碼|パスワード|비밀번호)"
+    r"[şs]ifre|пароль|密码|密碼|パスワード|비밀번호|kata sandi|kata laluan|jelsz[óo]|passord|"
+    r"adgangskode|m[ậa]t kh[ẩa]u|κωδικός|סיסמה|סיסמא|كلمة المرور|كلمة السر|رمز عبور|"
+    r"पासवर्ड|รหัสผ่าน)"
+)
+# "Contraseña nueva: …", "new password: …": a word that says which one, before the value.
+_WHICH = (
+    r"(?:new|current|temporary|nuev[oa]|actual|neue?s?|aktuelle?s?|nouveau|nouvelle|"
+    r"temporaire|nov[oa]|nuov[oa]|baru|nowe|nové|yeni|новый|الجديدة|החדשה)"
 )
 _TOKEN = (
     r"(?:api[ _-]?(?:key|token|secret)|access[ _-]?(?:key|token)|secret[ _-]?key|"
@@ -45,12 +52,13 @@ _ARTICLE = r"(?:the|our|my|your|this|that|den|dem|der|die|das|le|la|les|el|los|l
 _QUOTE_OPEN = "\"'“‘`«(["
 _VALUE = r"[\"'“‘`«(\[]*([^\s\"'”’`»]{4,128})"
 _PROSE_AFTER = re.compile(
-    rf"(?i)(?<![A-Za-z0-9_-])({_PW}|{_TOKEN})(?![A-Za-z0-9_-])"
+    rf"(?i)(?<![A-Za-z0-9_-])({_PW}|{_TOKEN})(?![A-Za-z0-9_-])(?:[ \t]+{_WHICH}(?!\w))?"
     rf"(?:[ \t]+{_OF}[ \t]+(?:{_ARTICLE}[ \t]+)?[^\s,;:]{{1,40}}(?:[ \t]+[^\s,;:=]{{1,30}}){{0,2}})?"
     rf"{_IS}\s*{_VALUE}"
 )
 # Not psql's `\password ROLE` (sets a password interactively; the value is a role).
-_PROSE_BARE = re.compile(rf"(?i)(?<![\w\\-])(?:password|passwd|pwd|passphrase)\s+{_VALUE}")
+# The value on the name's line: "secretKey: password\n  remoteRef:" names a key, then another.
+_PROSE_BARE = re.compile(rf"(?i)(?<![\w\\-])(?:password|passwd|pwd|passphrase)[ \t]+{_VALUE}")
 _PROSE_BEFORE = re.compile(
     r"(?i)(?<![\w\"'`])[\"'`]?([^\s\"'`]{6,64})[\"'`]?\s+(?:is|was|as)\s+"
     r"(?:the|my|our|your|his|her|their|a|an)\s+(?:(?:new|old|current|admin|root|db|database|"
@@ -92,7 +100,8 @@ _PROSE_NEEDS = (
     "pass", "pwd", "pw", "pin", "token", "secret", "key", "log", "sign", "user", "cred",
     "account", "@", "mdp", "mysql", "-u", "sshpass", "redis-cli", "wort", "contrase", "clave", "senha", "has", "sifre", "şifre",
     "пароль", "密", "パスワード", "비밀번호", "salasana", "heslo", "parola", "senord", "phrase",
-    "mnemonic", "codes", "storepass", "keypass", "ldap",
+    "mnemonic", "codes", "storepass", "keypass", "ldap", "sandi", "laluan", "jelsz", "passord",
+    "adgangskode", "khẩu", "khau", "κωδικός", "סיסמ", "كلمة", "رمز", "पासवर्ड", "รหัสผ่าน",
 )  # fmt: skip
 # Words that follow "the password is" in lessons about passwords, not passwords.
 _STOP = frozenset(

@@ -36,7 +36,17 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from urllib.parse import unquote_plus
 
-from memsieve.capture import benign, credshapes, fastre, lookalikes, nearby, patterns, prose, seeds
+from memsieve.capture import (
+    benign,
+    credshapes,
+    fastre,
+    keyed,
+    lookalikes,
+    nearby,
+    patterns,
+    prose,
+    seeds,
+)
 from memsieve.capture.patterns import SecretFinding, classes, entropy, merge
 
 __all__ = [
@@ -223,6 +233,7 @@ def _scan(text: str, depth: int) -> list[SecretFinding]:
         *nearby.findings(text, low),
         *credshapes.findings(text, low),
         *seeds.findings(text),
+        *keyed.findings(text),
         *(_generic(text) if runs else ()),
     ]
     public = lookalikes.public_spans(text) if found else []
@@ -233,12 +244,53 @@ def _scan(text: str, depth: int) -> list[SecretFinding]:
     safe = benign.spans(text) if found else []
     if safe:
         found = [f for f in found if not benign.inside(f, safe)]
+    if depth == 0 and "\n" in text:
+        found.extend(_unwrapped(text))
     if depth == 0 and not text.isascii():
         norm, where = _normalised(text)
         if norm != text:
             for f in _scan(norm, MAX_DEPTH):
                 found.append(SecretFinding(where[f.start], where[f.end - 1] + 1, f.kind))
     return merge(found)
+
+
+# A value a terminal or a narrow pane wrapped: a line that is one run of token characters,
+# after a line that ends in one ("DOPPLER_TOKEN=dp.pt.EKm70caTb…" / "r3NRrShzr7Ox…").
+_WRAP = re.compile(r"\n[ \t]*(?=[A-Za-z0-9+/=_.%-]{4,}[ \t]*(?:\r?\n|$))")
+_LAST_WORD = re.compile(r"[A-Za-z0-9+/=_.%:-]{8,}$")
+_EMPTY_KEY = re.compile(r"(?:^|[\s\"'])[A-Za-z_][\w.-]*[=:]$")
+_KEY_LINE = re.compile(r"[A-Za-z_][\w.-]*[=:][ \t]*(?:\r?\n|$)")
+
+
+def _unwrapped(text: str) -> list[SecretFinding]:
+    """Findings of the text with its wrapped values joined again, where one crosses a join
+    (a value found whole on one line is the plain scan's)."""
+    joins = [
+        m.span()
+        for m in _WRAP.finditer(text)
+        if _LAST_WORD.search(text, max(0, m.start() - 256), m.start())
+        # Not an empty assignment above or a key below: `STRIPE_KEY=` / `SENDGRID_KEY=`.
+        and not _EMPTY_KEY.search(text, max(0, m.start() - 256), m.start())
+        and not _KEY_LINE.match(text, m.end())
+    ]
+    if not joins:
+        return []
+    parts, marks, pos = [], [], 0  # marks: (offset in the joined text, characters removed)
+    for start, end in joins:
+        parts.append(text[pos:start])
+        marks.append((sum(map(len, parts)), end - start))
+        pos = end
+    parts.append(text[pos:])
+    joined = "".join(parts)
+
+    def back(i: int, inclusive: bool) -> int:
+        return i + sum(n for at, n in marks if at < i or (inclusive and at == i))
+
+    return [
+        SecretFinding(back(f.start, True), back(f.end, False), f.kind)
+        for f in _scan(joined, MAX_DEPTH)
+        if any(f.start < at < f.end for at, _ in marks)
+    ]
 
 
 def _with_repeats(text: str, found: list[SecretFinding]) -> list[SecretFinding]:
@@ -316,6 +368,9 @@ def scan_fields(fields: Sequence[tuple[str, str]]) -> dict[str, list[SecretFindi
         else []
         for name, text in present
     }
+    for name, text in present:
+        if name.startswith("tags[") and not out[name] and _tag_token(text):
+            out[name] = [SecretFinding(0, len(text), "prefixed_token")]
     for (na, a), (nb, b) in zip(present, present[1:], strict=False):
         # A token cut in two: the token characters that end one field and start the next.
         tail = _TOKEN_END.search(a[-SEAM:])
@@ -329,6 +384,7 @@ def scan_fields(fields: Sequence[tuple[str, str]]) -> dict[str, list[SecretFindi
                 and nb.startswith("tags[")
                 and (a, b) == (tail.group(0), head.group(0))
                 and not (lookalikes.DIGEST_PREFIX.match(a) or lookalikes.DIGEST_PREFIX.match(b))
+                and not (_PLAIN_TAG.fullmatch(a) or _PLAIN_TAG.fullmatch(b))
             ):
                 # Two whole tags of token characters (a value a tagger cut at its length
                 # limit): no word of a sentence to swallow, so a random run counts too.
@@ -336,7 +392,7 @@ def scan_fields(fields: Sequence[tuple[str, str]]) -> dict[str, list[SecretFindi
         # A value set up at the end of one field ("the password is") and given in the next.
         left = a[-SEAM:]
         if any(cue in left.lower() for cue in _SEAM_CUES):
-            seams.append((left, " ", b[:SEAM], find_secrets))
+            seams.append((left, " ", _whole_words(b, SEAM), find_secrets))
         if (
             tail
             and head
@@ -368,6 +424,11 @@ def scan_fields(fields: Sequence[tuple[str, str]]) -> dict[str, list[SecretFindi
                     continue
                 if scan is nearby.findings and f.start >= len(lpart):
                     continue  # inside the right field: not cut, and its own scan decides
+                if scan is find_secrets and f.start >= cut + _first_words_end(rpart):
+                    # A cue at the end of one field names a value at the start of the next
+                    # ("the password is" | "hunter2 …"); further on, the next field's own
+                    # scan, with all its context, decides.
+                    continue
                 if scan is _random_runs and (
                     _covered(out[na], offset + f.start, len(a)) or _covered(out[nb], 0, f.end - cut)
                 ):
@@ -378,6 +439,42 @@ def scan_fields(fields: Sequence[tuple[str, str]]) -> dict[str, list[SecretFindi
                 if f.end > cut:
                     out[nb].append(SecretFinding(max(0, f.start - cut), f.end - cut, f.kind))
     return {name: merge(fs) for name, fs in out.items() if fs}
+
+
+# A tag that is a vendor-style prefix and a random tail too short for `_PREFIXED`
+# (`hf_Ohtd018N9s2uTbsy`: a token's first half, the rest put elsewhere): a label is words.
+_TAG_TOKEN = re.compile(r"([a-z][a-z0-9]{1,9}[_-])([A-Za-z0-9]{12,})")
+
+
+def _tag_token(tag: str) -> bool:
+    m = _TAG_TOKEN.fullmatch(tag)
+    if m is None or lookalikes.DIGEST_PREFIX.match(tag) or _ULID.fullmatch(m.group(2)):
+        return False
+    tail = m.group(2)
+    return classes(tail) == 3 and entropy(tail) >= 3.3 and _transitions(tail) >= 0.3
+
+
+# A tag of words ("config", "flaky-test"): no half of a token, whatever its neighbour is.
+_PLAIN_TAG = re.compile(r"[a-z]+(?:[-_][a-z]+)*")
+
+
+def _first_words_end(text: str, words: int = 3) -> int:
+    """Where the first `words` whitespace-delimited words of `text` end."""
+    end = 0
+    for n, m in enumerate(re.finditer(r"\S+", text)):
+        end = m.end()
+        if n + 1 >= words:
+            break
+    return end
+
+
+def _whole_words(text: str, n: int) -> str:
+    """The first `n` characters of `text`, on to the end of the word they cut: a value cut
+    in two loses what names it a sample (`…EXAMPLEKEY`) and reads as a fragment."""
+    if len(text) <= n:
+        return text
+    rest = re.match(r"\S{0,256}", text[n:])
+    return text[:n] + (rest.group(0) if rest else "")
 
 
 def _covered(found: Sequence[SecretFinding], start: int, end: int) -> bool:

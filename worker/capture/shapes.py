@@ -31,6 +31,7 @@ _PLACEHOLDER_RE = re.compile(
       | <[^<>]*>                            # <token>
       | %\(?[A-Za-z_]*\)?s                  # %s, %(password)s
       | [*x.#?-]+                           # ****, xxxx, ...
+      | [A-Za-z0-9]{1,12}[_-]?(?:\.{3}|…)[A-Za-z0-9]{0,4}  # sk-..., ghp_..., sk-…Ab12
       | \[REDACTED:[a-z0-9_]+\]             # our own marker: redact() is idempotent
       | [A-Z][A-Z_]*                        # an env var name: API_KEY
       | [A-Z][A-Z0-9]*_[A-Z0-9_]*           # one with digits has an underscore: S3_KEY

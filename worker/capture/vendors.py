@@ -52,6 +52,22 @@ VENDOR_PATTERNS: tuple[Pattern, ...] = (
         r"|[\w-]+\.webhook\.office\.com/\S{20,}|outlook\.office\.com/webhook/\S{20,})",
         needs=("https://",),
     ),
+    # Mattermost incoming webhooks: the 26-character id after /hooks/ is the credential.
+    _p(
+        "webhook_url",
+        r"https?://[\w.-]+(?::\d+)?/hooks/[a-z0-9]{26}(?![a-z0-9])",
+        needs=("/hooks/",),
+    ),
+    _p("mailersend_token", _B + r"mlsn\.[a-f0-9]{64}" + _E, needs=("mlsn.",)),
+    _p("sonar_token", _B + r"sq[pua]_[a-f0-9]{40}" + _E, needs=("sqp_", "squ_", "sqa_")),
+    _p(
+        "hubspot_token",
+        _B
+        + r"pat-(?:na|eu|ap)\d-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+        + _E,
+        needs=("pat-",),
+    ),
+    _p("twitch_token", r"(?<![\w-])oauth:[a-z0-9]{30}" + _E, needs=("oauth:",)),
     _p("square_token", _B + r"(?:sq0atp|sq0csp)-[A-Za-z0-9_-]{22,43}" + _E, needs=("sq0",)),
     _p("square_token", _B + r"EAAA[A-Za-z0-9_-]{60}" + _E, needs=("EAAA",)),
     _p(
