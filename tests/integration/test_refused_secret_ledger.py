@@ -61,3 +61,16 @@ def test_an_invalid_event_keeps_no_secret_in_its_id_or_detail(pipeline: Any) -> 
         pipeline.store, "SELECT * FROM events WHERE event_id = %s", (accepted.event_id,)
     )
     assert GHP not in repr(row)
+
+
+def test_content_too_long_to_keep_is_not_kept(pipeline: Any) -> None:
+    """Refused for its length before the scan (its cost grows with the text): whatever the
+    content holds, the row keeps none of it; the heading, scanned, stays."""
+    event = {**BASE, "heading": "Huge paste", "content": f"Rotate {GHP} daily. " + "x" * 9000}
+    (accepted,) = pipeline.accept([event])
+    assert (accepted.status, accepted.reason) == ("rejected", "too_long")
+    (row,) = db.query(
+        pipeline.store, "SELECT * FROM events WHERE event_id = %s", (accepted.event_id,)
+    )
+    assert row["content"] is None and row["heading"] == "Huge paste"
+    assert GHP not in repr(row) and "not kept" in row["detail"]

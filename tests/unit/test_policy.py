@@ -117,9 +117,27 @@ def test_secret_in_heading_or_tag_is_refused() -> None:
 
 def test_secret_wins_over_every_other_reason() -> None:
     text = "Hmm, let me check. password=Sup3rS3cretValue"
-    narrow = PolicyConfig(allowed_kinds=frozenset({"pattern"}), max_content=20)
+    narrow = PolicyConfig(allowed_kinds=frozenset({"pattern"}), min_content=100)
     verdict = evaluate(lesson(text, reasoning=True), narrow)
     assert verdict.reason == "secret"
+
+
+def test_content_too_long_to_keep_is_neither_scanned_nor_kept() -> None:
+    """A black-box probe: 20,000 characters of `sk-sk-…` took the scan 14 s before the
+    length rule refused them, holding a live lesson back 96 s. Refused for its length
+    whatever it holds, the content is not scanned and its row keeps none of it; the other
+    fields are still scanned."""
+    config = PolicyConfig(max_content=100)
+    text = "password=Sup3rS3cretValue " * 10
+    verdict = evaluate(lesson(text), config, KEY)
+    assert (verdict.reason, verdict.content_withheld) == ("too_long", True)
+    assert "Sup3r" not in repr(verdict)
+    token = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa9"
+    verdict = evaluate(lesson(text, heading=f"Rotate {token}"), config, KEY)
+    assert verdict.reason == "secret" and verdict.redacted_content is None
+    assert verdict.content_withheld and verdict.redacted_heading == "Rotate [REDACTED:github_token]"
+    # Within the limit, nothing changes: the secret is found in the content.
+    assert evaluate(lesson(text), PolicyConfig(), KEY).reason == "secret"
 
 
 # --- configuration reasons --------------------------------------------------------------

@@ -71,6 +71,9 @@ class Verdict:
     # Fields that held a secret, e.g. ("content", "event_id"): the caller must not keep
     # or show the event id, namespace or source of such an event.
     secret_fields: tuple[str, ...] = ()
+    # The content was not scanned (too long to keep, refused before the scan): the caller
+    # must not keep it.
+    content_withheld: bool = False
 
 
 @dataclass(frozen=True)
@@ -253,8 +256,11 @@ def event_fields(event: CaptureEvent) -> list[tuple[str, str]]:
     return fields
 
 
-def _secret_verdict(event: CaptureEvent, key: bytes | None) -> Verdict | None:
-    found = secrets.scan_fields(event_fields(event))
+def _secret_verdict(event: CaptureEvent, key: bytes | None, content: bool = True) -> Verdict | None:
+    """The secret refusal, if any field holds a secret; `content=False`: every field but
+    the content is scanned, and the verdict keeps no content."""
+    fields = event_fields(event)
+    found = secrets.scan_fields(fields if content else [f for f in fields if f[0] != "content"])
     if not found:
         return None
     every = [f for fs in found.values() for f in fs]
@@ -268,11 +274,14 @@ def _secret_verdict(event: CaptureEvent, key: bytes | None) -> Verdict | None:
         reason="secret",
         detail=f"{len(every)} secret(s) in {' and '.join(where)}: {', '.join(kinds)}",
         redacted_heading=secrets.redact(event.heading, found.get("heading", [])),
-        redacted_content=secrets.redact(event.content, found.get("content", [])),
+        redacted_content=secrets.redact(event.content, found.get("content", []))
+        if content
+        else None,
         redacted_tags=tags,
         fingerprint=secrets.fingerprint(key, event.text) if key is not None else None,
         secret_kinds=tuple(kinds),
         secret_fields=tuple(where),
+        content_withheld=not content,
     )
 
 
@@ -286,10 +295,21 @@ def evaluate(
     has verified that exactly these `event_fields` were scanned clean by this scanner (a
     producer's stamp, memsieve.delivery.stamp), so the secret scan is not run again.
     """
+    policy = config.for_namespace(event.namespace)
+    if not scanned and len(rules.normalize(event.content)) > policy.max_content:
+        # Refused for its length whatever it holds: its content is neither scanned (the
+        # scan's cost grows with the text) nor kept; the other fields are.
+        refusal = _secret_verdict(event, key, content=False)
+        return refusal or Verdict(
+            False,
+            "too_long",
+            f"content has {len(rules.normalize(event.content))} chars, maximum "
+            f"{policy.max_content}; not kept",
+            content_withheld=True,
+        )
     verdict = None if scanned else _secret_verdict(event, key)
     if verdict is not None:
         return verdict
-    policy = config.for_namespace(event.namespace)
     kind = event.kind.value
     if kind not in policy.allowed_kinds:
         return Verdict(False, "kind_not_allowed", f"kind {kind!r} is not stored in this namespace")

@@ -97,6 +97,8 @@ class CaptureStage:
         )
         if not verdict.admitted:
             row.status, row.reason, row.detail = "rejected", verdict.reason, verdict.detail
+            if verdict.content_withheld:
+                row.content = None  # never scanned: it may hold anything
             if verdict.reason == "secret":
                 row.heading = verdict.redacted_heading
                 row.content = verdict.redacted_content
