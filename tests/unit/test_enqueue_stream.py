@@ -175,3 +175,28 @@ def test_a_line_holding_an_array_of_events_sends_each_on_its_own(
     out, _err = capsys.readouterr()
     assert sent == [(constants.QUEUE_BACKFILL, [lesson(1), 5, lesson(3), []])]
     assert len(out.splitlines()) == 4
+
+
+def test_an_item_no_message_can_carry_is_not_sent_and_says_so(
+    sent: list[tuple[str, list[Any]]],
+    tmp_path: Any,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A black-box probe: a 50 MB line got an event id printed, went out alone, and the
+    worker refused its message whole: the id never reached the ledger (and the producer
+    spent 92 s scanning it first)."""
+    monkeypatch.setenv("MEMSIEVE_MAX_MESSAGE_BYTES", str(1 << 20))
+    huge = lesson(2, content="x" * (2 << 20))
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in (lesson(1), huge, lesson(3))) + "\n")
+    code = main.main(["enqueue", "--file", str(path)])
+    out, err = capsys.readouterr()
+    assert code == events.PARTIAL
+    # Its chunk (cut at ~1 MiB) went without it; its neighbours went.
+    assert sent == [
+        (constants.QUEUE_BACKFILL, [lesson(1)]),
+        (constants.QUEUE_BACKFILL, [lesson(3)]),
+    ]
+    assert out.splitlines()[1] == "-"
+    assert "item 2:" in err and "more than a message may carry" in err

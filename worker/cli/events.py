@@ -14,13 +14,11 @@ from memsieve.cli.common import at_least_one, emit_json, fail, resolve
 from memsieve.schemas import events as ev
 from memsieve.settings import Settings
 
-# Events per capture message: 500 measured faster than 100 through enqueue + worker
-# (fewer messages, fewer flush wake-ups; docs/performance.md), and a message stays far
-# below MEMSIEVE_MAX_MESSAGE_BYTES: a chunk also ends at about CHUNK_BYTES of JSON.
+# Events per message: 500 measured faster than 100 (fewer messages and flush wake-ups;
+# docs/performance.md); a chunk also ends at about CHUNK_BYTES of JSON.
 CHUNK = 500
 CHUNK_BYTES = 1 << 20
-# Exit code when some items were refused for a secret and the others were sent (2: nothing
-# was sent, a usage error or every item refused).
+# Exit code when some items were refused and the others sent (2: nothing was sent).
 PARTIAL = 3
 
 
@@ -81,16 +79,16 @@ def _chunks(items: Iterable[Any], size: int, max_bytes: int | None = None) -> It
 
 
 def check_item(
-    n: int, item: Any, key: bytes | None = None
+    n: int, item: Any, key: bytes | None = None, limit: int = 0
 ) -> tuple[str | None, str | None, str | None]:
     """(its event id, None, its scan stamp) for an item that may be sent; (None, why,
-    None) for one holding a secret (the reason names the kind and field, never the value).
+    None) for one holding a secret (the reason names the kind and field, never the value)
+    or larger than `limit` bytes of JSON (no message could carry it).
 
     A valid event's id comes from the event the check already validated (the ledger's
     id for an event with no secret); anything else is sent as-is for the ledger to
     record as refused, unless it holds a secret. A valid clean event is stamped under
-    `key` (a stamp key, memsieve.delivery.stamp), so the worker need not scan it again.
-    """
+    `key` (a stamp key, memsieve.delivery.stamp), so the worker need not scan it again."""
     from memsieve import client, ids
     from memsieve.capture import policy, secrets
     from memsieve.delivery import stamp
@@ -104,6 +102,8 @@ def check_item(
         else:
             return event.resolved_id(), None, stamp.make(key, policy.event_fields(event))
     raw = item if isinstance(item, str) else json.dumps(item, default=str)
+    if limit and len(raw) > limit:
+        return None, f"item {n}: {len(raw)} bytes, more than a message may carry; not sent", None
     if secrets.find_secrets(raw):
         return None, f"item {n}: a secret in an item that is not a valid event", None
     return ids.event_id_for(item), None, None
@@ -165,11 +165,10 @@ def enqueue(
 ) -> tuple[list[str | None], list[str]]:
     """Check and send `items` chunk by chunk: each chunk goes to the broker as soon as its
     items are checked, so the worker starts on the first while later ones are read.
-
-    An item holding a secret is never sent (its chunk-mates are): its id is None and the
-    reason is in the second list. Returns (ids in item order, refusal reasons). A broker
-    that stops taking chunks raises NotSent, which says from which item nothing was sent.
-    """
+    An item holding a secret, or too large for a message, is never sent (its chunk-mates
+    are): its id is None and the reason is in the second list. Returns (ids in item order,
+    refusal reasons). A broker that stops taking chunks raises NotSent, which says from
+    which item nothing was sent."""
     from memsieve import constants
     from memsieve.delivery import publish, stamp
 
@@ -178,6 +177,7 @@ def enqueue(
     # The install's stamp key, if this machine holds the key file: clean events go out
     # stamped, and the worker does not scan them a second time.
     key = stamp.producer_key(settings.key_path)
+    limit = settings.max_message_bytes - (64 << 10)  # room for the envelope
     it = iter(items)
     first = list(itertools.islice(it, 2))
     # A file of many events is a backfill: it goes on the backfill lane, behind live
@@ -188,7 +188,7 @@ def enqueue(
         for part in _chunks(itertools.chain(first, it), max(1, chunk)):
             clean, stamps = [], []
             for item in part:
-                eid, problem, made = check_item(len(out) + 1, item, key)
+                eid, problem, made = check_item(len(out) + 1, item, key, limit)
                 out.append(eid)
                 if problem is None:
                     clean.append(item)
@@ -288,7 +288,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--file", help="JSON lines of events ('-' for stdin)")
     p.add_argument("--json", action="store_true", help="print the ids as one JSON array")
     p.add_argument(
-        "--chunk", type=at_least_one, default=CHUNK, help=f"events per capture message [{CHUNK}]"
+        "--chunk", type=at_least_one, default=CHUNK, help=f"events per message [{CHUNK}]"
     )
     p.set_defaults(func=cmd_enqueue)
     p = sub.add_parser(
