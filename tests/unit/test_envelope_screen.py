@@ -180,3 +180,17 @@ def test_a_body_too_deep_to_decode_is_read_event_by_event() -> None:
     assert envelope.salvage_capture(b"[[], {}, {}]") == ([], 0)
     # As capture_items reads them: an empty list argument adds no event.
     assert envelope.salvage_capture(f"[[[], {very}, {json.dumps(E1)}], {{}}]".encode()) == ([E1], 1)
+
+
+def test_a_task_id_that_holds_a_secret_is_replaced() -> None:
+    """A black-box probe: a token sent as a message's `id` / `parent_id` passed the id's
+    shape check and Flower published it as the task's uuid and parent."""
+    token = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa9"
+    headers = {"task": CAPTURE, "id": token, "root_id": token, "parent_id": token}
+    h = envelope.screen(CAPTURE, 2, headers, [[E1], {}, {}], b"raw").headers
+    assert token not in repr(h)
+    assert h["id"] == envelope.screen(CAPTURE, 2, {}, [[E1], {}, {}], b"raw").headers["id"]
+    assert h["root_id"] is None and h["parent_id"] is None
+    ok = {"task": CAPTURE, "id": "3f2c1e9a-7b4d-4c1e-9f7a-2b6c8d0e1f3a", "parent_id": "p-1"}
+    h = envelope.screen(CAPTURE, 2, ok, [[E1], {}, {}], b"raw").headers
+    assert (h["id"], h["parent_id"]) == (ok["id"], "p-1")

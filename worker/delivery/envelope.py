@@ -62,13 +62,25 @@ class Clean:
 
 
 def _task_id(value: Any, raw: bytes) -> str:
-    if isinstance(value, str) and TASK_ID_RE.match(value):
+    if _safe_id(value):
         return value
     return str(uuid.uuid5(uuid.NAMESPACE_OID, hashlib.sha256(raw).hexdigest()))
 
 
 def _opt_id(value: Any) -> str | None:
-    return value if isinstance(value, str) and TASK_ID_RE.match(value) else None
+    return value if _safe_id(value) else None
+
+
+def _safe_id(value: Any) -> bool:
+    """A task id Celery may show (worker events, Flower, logs): the shape of an id and no
+    secret in it (a token sent as a message's `id` was published by Flower verbatim)."""
+    from memsieve.capture import secrets
+
+    return (
+        isinstance(value, str)
+        and TASK_ID_RE.match(value) is not None
+        and not secrets.find_secrets(value)
+    )
 
 
 MAX_ETA_S = 60.0
