@@ -319,6 +319,22 @@ def test_any_message_ends_in_one_recorded_state_and_the_worker_stays_up(
                 reason={"invalid_event"},
             )
         )
+        # An integer past Python's 4,300 digits in one event (valid JSON), and invalid UTF-8
+        # in another's string: only those two are lost (a probe: the message was refused
+        # whole as undecodable and its good events never recorded).
+        good3 = [{**EVENT, "heading": f"Bigint {n}", "content": f"Big number lesson {n}."} for n in (1, 2)]  # fmt: skip
+        big = '{"tags": [' + "7" * 5000 + "]}"
+        utf = b'{"heading": "bad \xff\xfe bytes"}'
+        publish(
+            Case(
+                f"[[{dumps(good3[0])}, {big}, ".encode()
+                + utf
+                + f", {dumps(good3[1])}], {{}}, {{}}]".encode(),
+                {"task": CAPTURE, "id": "bigint"},
+                events=good3,
+                reason={"invalid_event"},
+            )
+        )
         # A well-formed message after all of that is written.
         publish(
             Case(dumps([[EVENT], {}, {}]).encode(), {"task": CAPTURE, "id": "ok"}, events=[EVENT])

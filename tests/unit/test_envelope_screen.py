@@ -194,3 +194,25 @@ def test_a_task_id_that_holds_a_secret_is_replaced() -> None:
     ok = {"task": CAPTURE, "id": "3f2c1e9a-7b4d-4c1e-9f7a-2b6c8d0e1f3a", "parent_id": "p-1"}
     h = envelope.screen(CAPTURE, 2, ok, [[E1], {}, {}], b"raw").headers
     assert (h["id"], h["parent_id"]) == (ok["id"], "p-1")
+
+
+def test_a_huge_integer_or_invalid_utf8_in_one_event_costs_only_that_event() -> None:
+    """A black-box probe: one event with a 5,000-digit integer (valid JSON, past Python's
+    int-conversion limit) or invalid UTF-8 inside a string made the whole message
+    undecodable; its neighbours were never recorded."""
+    import json
+
+    good = [json.dumps(E1), json.dumps(E2)]
+    big = '{"tags": [' + "7" * 5000 + "]}"
+    body = f"[[[{good[0]}, {big}, {good[1]}]], {{}}, {{}}]".encode()
+    with pytest.raises(ValueError):
+        json.loads(body)
+    assert envelope.salvage_capture(body) == ([E1, E2], 1)
+    broken = (
+        f'[[[{good[0]}, {{"heading": "a'.encode()
+        + b"\xff\xfe"
+        + f'"}}, {good[1]}]], {{}}]'.encode()
+    )
+    with pytest.raises(UnicodeDecodeError):
+        broken.decode("utf-8")
+    assert envelope.salvage_capture(broken) == ([E1, E2], 1)

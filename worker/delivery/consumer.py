@@ -133,9 +133,11 @@ class MemsieveConsumer(Consumer):  # type: ignore[misc]
             # kombu wraps the decoder's error (DecodeError from RecursionError): one event
             # nested past what the decoder can read. The others are read one by one
             # (`envelope.salvage_capture`); a body that is not a plain capture is refused.
-            deep = any(isinstance(e, RecursionError) for e in (exc, exc.__cause__, exc.__context__))
+            # The same for any JSON body that does not decode whole: an integer past
+            # Python's 4,300 digits, invalid UTF-8 inside one event's string.
+            json_body = str(message.content_type or "").endswith("json")
             capture = task == constants.TASK_CAPTURE
-            salvaged = envelope.salvage_capture(raw) if deep and capture else None
+            salvaged = envelope.salvage_capture(raw) if json_body and capture else None
             if salvaged is None or not salvaged[0]:
                 reason = "undecodable_message" if salvaged is None else "invalid_event"
                 self._refuse(message, reason, f"cannot decode: {type(exc).__name__}")

@@ -190,14 +190,17 @@ def _elements(text: str) -> list[str] | None:
     return None
 
 
+_UNDECODED = re.compile("[\udc80-\udcff]")
+
+
 def salvage_capture(raw: bytes) -> tuple[list[Any], int] | None:
-    """The events of a protocol-2 capture body too deep to decode whole: (those that decode,
+    """The events of a protocol-2 capture body that does not decode whole (nested too deep,
+    an integer past Python's digit limit, invalid UTF-8 in one event): (those that decode,
     how many did not), read argument by argument; None if the body is not `[args, kwargs]`
     or `[args, kwargs, embed]` with the keyword arguments empty (then it is refused whole)."""
-    try:
-        top = _elements(raw.decode("utf-8").strip())
-    except UnicodeDecodeError:
-        return None
+    # Invalid UTF-8 inside one event's string spoils that event, not the message: its
+    # bytes become lone surrogates here, and an element holding one is not read.
+    top = _elements(raw.decode("utf-8", "surrogateescape").strip())
     if top is None or len(top) not in (2, 3):
         return None
     try:
@@ -214,8 +217,10 @@ def salvage_capture(raw: bytes) -> tuple[list[Any], int] | None:
         listed = _elements(arg)  # an argument: a list of events (maybe empty), or one event
         for text in listed if listed is not None else [arg]:
             try:
+                if _UNDECODED.search(text):
+                    raise ValueError("invalid UTF-8")
                 events.append(json.loads(text))
-            except (ValueError, RecursionError):
+            except (ValueError, RecursionError):  # also an integer past Python's digit limit
                 dropped += 1
     return events, dropped
 
@@ -262,7 +267,10 @@ def screen(
         refusal = None
         parts = []
         if gone:
-            parts.append(f"{gone} event(s) nest deeper than {MAX_EVENT_DEPTH} levels, not read")
+            parts.append(
+                f"{gone} event(s) nest deeper than {MAX_EVENT_DEPTH} levels or do not decode"
+                " (an integer past 4,300 digits, invalid UTF-8), not read"
+            )
         if extra:
             # Names and values are not repeated: either may hold a secret.
             parts.append(
