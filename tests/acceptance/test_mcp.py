@@ -345,6 +345,16 @@ def test_stdio_answers_a_request_it_cannot_parse(env: dict[str, str], tmp_path: 
         got = ask(deep + "]" * 1500 + "}")
         assert got["id"] == 4 and got["error"]["code"] == -32700
         assert ask({"jsonrpc": "2.0", "id": 5, "method": "ping"})["result"] == {}
+        # No readable id: an error with a null id (no answer left the client waiting).
+        for line in ("{}", "hello", '{"jsonrpc":"2.0","id":6,"method":"ping"'):
+            got = ask(line)
+            assert got["id"] is None and got["error"]["code"] in (-32600, -32700), line
+        # A byte-order mark before a request: served as if it were not there.
+        assert ask('\ufeff{"jsonrpc":"2.0","id":7,"method":"ping"}') == {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "result": {},
+        }
     finally:
         proc.kill()
         proc.wait(timeout=30)

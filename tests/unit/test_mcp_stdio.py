@@ -6,7 +6,7 @@ import json
 
 import pytest
 from mcp import types
-from memsieve.mcp.stdio import error_reply
+from memsieve.mcp.stdio import error_reply, repaired
 from pydantic import ValidationError
 
 
@@ -51,21 +51,42 @@ def test_a_request_of_the_wrong_shape_gets_invalid_request() -> None:
     }
 
 
+def test_a_notification_gets_no_answer() -> None:
+    line = '{"jsonrpc":"2.0","method":"notifications/x","params":{"x":"\\ud800"}}'
+    assert reply(line) is None
+
+
 @pytest.mark.parametrize(
-    "line",
+    ("line", "code"),
     [
-        # A notification: nobody waits for an answer.
-        '{"jsonrpc":"2.0","method":"notifications/x","params":{"x":"\\ud800"}}',
-        # No usable id.
-        '{"jsonrpc":"2.0","id":true,"method":"ping","params":{"x":"\\ud800"}}',
-        '{"jsonrpc":"2.0","id":[1],"method":"ping","params":{"x":"\\ud800"}}',
-        # Not JSON at all, or not an object.
-        "{not json",
-        '["\\ud800"]',
+        # No usable id: JSON-RPC 2.0 answers a parse error or an invalid request with a
+        # null id (a black-box probe: these got no answer, and the client waited for ever).
+        ('{"jsonrpc":"2.0","id":true,"method":"ping","params":{"x":"\\ud800"}}', -32700),
+        ('{"jsonrpc":"2.0","id":[1],"method":"ping","params":{"x":"\\ud800"}}', -32700),
+        ("{not json", -32700),
+        ('{"jsonrpc":"2.0","id":3,"method":"ping"', -32700),  # cut short
+        ('{"jsonrpc":"2.0","id":' + "9" * 5000 + ',"method":"ping"}', -32700),
+        ("{}", -32600),
+        ("5", -32600),
     ],
 )
-def test_nothing_to_answer_goes_to_the_server_as_before(line: str) -> None:
-    assert reply(line) is None
+def test_a_line_whose_id_cannot_be_read_gets_an_error_with_a_null_id(line: str, code: int) -> None:
+    got = reply(line)
+    assert got is not None and got["id"] is None
+    assert isinstance(got["error"], dict) and got["error"]["code"] == code
+
+
+def test_a_request_without_a_method_and_a_batch_are_invalid_requests() -> None:
+    got = reply('{"jsonrpc":"2.0","id":7}')
+    assert got is not None and got["id"] == 7 and got["error"]["code"] == -32600  # type: ignore[index]
+    got = reply('[{"jsonrpc":"2.0","id":1,"method":"ping"}]')
+    assert got is not None and got["id"] is None
+    assert "batches are not supported" in got["error"]["message"]  # type: ignore[index]
+
+
+def test_a_request_behind_a_byte_order_mark_is_served() -> None:
+    assert repaired(failure('\ufeff{"jsonrpc":"2.0","id":1,"method":"ping"}')) is not None
+    assert repaired(failure("{not json")) is None
 
 
 def test_other_exceptions_go_to_the_server_as_before() -> None:

@@ -34,10 +34,12 @@ async def run_stdio(server: Any) -> None:
                 async for item in read:
                     if isinstance(item, Exception):
                         try:
-                            reply = error_reply(item)
+                            fixed, reply = repaired(item), error_reply(item)
                         except Exception:  # noqa: BLE001 - never stop the relay on a line
-                            reply = None
-                        if reply is not None:
+                            fixed = reply = None
+                        if fixed is not None:
+                            item = fixed  # served as if the mark had not been there
+                        elif reply is not None:
                             await write.send(reply)
                             continue
                     await send.send(item)
@@ -49,17 +51,20 @@ async def run_stdio(server: Any) -> None:
 
 
 def error_reply(exc: Exception) -> SessionMessage | None:
-    """The JSON-RPC error answering the request the SDK failed to parse, if its id is
-    readable; None otherwise."""
+    """The JSON-RPC error answering a line the SDK failed to parse: with the request's id
+    where it is readable, with a null id where it is not (JSON-RPC 2.0: a parse error or
+    an invalid request whose id cannot be read); None for a notification (nobody waits for
+    an answer) and for anything that is not a parse failure."""
     if not isinstance(exc, ValidationError):
         return None
     errors = exc.errors(include_url=False)
     raw = next((e["input"] for e in errors if e["type"] == "json_invalid"), None)
+    message: Any
     if isinstance(raw, str):
         try:
             message = json.loads(raw)
         except ValueError:
-            return None
+            message = None  # not JSON at all: no id to read
         except RecursionError:
             # Nested deeper than Python's parser goes: the id is read at the top level.
             message = _top_level(raw)
@@ -69,21 +74,38 @@ def error_reply(exc: Exception) -> SessionMessage | None:
             reason += " (a lone UTF-16 surrogate escape: send text as valid Unicode)"
     else:
         message = next((e["input"] for e in errors if isinstance(e["input"], dict)), None)
+        if message is None:  # a batch (a list), or a bare value: the line's own value
+            message = next((e["input"] for e in errors if len(e["loc"]) <= 1), None)
         code = types.INVALID_REQUEST
         # A union's errors, one set per message kind; a message with a method and an id is
         # a request: name only what the request kind missed.
         errors = [e for e in errors if e["loc"][:1] == ("JSONRPCRequest",)] or errors
         fields = sorted({".".join(str(p) for p in e["loc"][1:]) or "message" for e in errors})
         reason = "not a valid JSON-RPC message; check: " + ", ".join(fields)[:300]
-    if not isinstance(message, dict) or "method" not in message:
-        return None
-    ident = message.get("id")
+    if isinstance(message, list):
+        code, reason = types.INVALID_REQUEST, "batches are not supported: one message per line"
+    if isinstance(message, dict) and "method" in message and "id" not in message:
+        return None  # a notification: nobody waits for an answer
+    ident = message.get("id") if isinstance(message, dict) else None
     if isinstance(ident, bool) or not isinstance(ident, (int, str)):
-        return None  # a notification (or no usable id): nobody waits for an answer
+        ident = None  # no usable id: JSON-RPC answers with a null one
     error = types.JSONRPCError(
         jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=reason)
     )
     return SessionMessage(error)
+
+
+def repaired(exc: Exception) -> SessionMessage | None:
+    """A request the SDK refused only for a byte-order mark before it, read without it."""
+    if not isinstance(exc, ValidationError):
+        return None
+    raw = next((e["input"] for e in exc.errors() if e["type"] == "json_invalid"), None)
+    if not isinstance(raw, str) or not raw.startswith("\ufeff"):
+        return None
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(raw[1:], by_name=False))
+    except (ValidationError, ValueError, RecursionError):
+        return None
 
 
 _ID = re.compile(r'"(id|method)"\s*:\s*(-?\d+(?![.eE\d])|"(?:[^"\\]|\\.)*")')
