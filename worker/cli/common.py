@@ -126,4 +126,9 @@ def at_least_one(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r:.40}") from None
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    if n > MAX_COUNT:  # a Postgres bigint, and far more than any listing needs
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_COUNT}, got {text:.40}")
     return n
+
+
+MAX_COUNT = 1_000_000_000

@@ -25,7 +25,10 @@ def fmt_ts(ts: datetime | None) -> str:
     """'2026-01-12 09:00 UTC' (seconds only when there are any)."""
     if ts is None:
         return "-"
-    ts = ts.astimezone(UTC)
+    try:
+        ts = ts.astimezone(UTC)
+    except OverflowError:  # 9999-12-31T23:59-12:00 is past the last UTC datetime
+        return ts.isoformat()
     return ts.strftime(
         "%Y-%m-%d %H:%M:%S UTC" if ts.second or ts.microsecond else "%Y-%m-%d %H:%M UTC"
     )
