@@ -188,3 +188,22 @@ def test_decision_log_lines_carry_ids_not_text(
     assert hasattr(recs[0], "distance")
     dumped = json.dumps([r.__dict__ for r in recs], default=str)
     assert "UNIQUEHEAD" not in dumped and "UNIQUEBODY" not in dumped
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be"])
+def test_a_file_with_a_byte_order_mark_is_read_as_its_text(tmp_path: Path, encoding: str) -> None:
+    """A black-box probe: Notepad's UTF-8 BOM made the first line malformed_json, and a
+    UTF-16 file came out as malformed_json line by line, with no word on why."""
+    lines = [
+        {"heading": "h", "content": f"Pin the base image of service {n} to a digest."}
+        for n in (1, 2)
+    ]
+    f = tmp_path / "old.jsonl"
+    text = "".join(json.dumps(x) + "\n" for x in lines)
+    # utf-8-sig and utf-16 write their own mark; utf-16-be needs it written.
+    f.write_bytes((text if encoding != "utf-16-be" else "\ufeff" + text).encode(encoding))
+    items = bf.read_source(f, "ops")
+    assert [i.payload["content"] for i in items] == [x["content"] for x in lines]  # type: ignore[index]
+    md = tmp_path / "retro.md"
+    md.write_bytes("# R\n\n## Pin images\n\nPin images to digests.\n".encode("utf-16"))
+    assert [i.payload["heading"] for i in bf.read_source(md, "ops")] == ["Pin images"]  # type: ignore[index]

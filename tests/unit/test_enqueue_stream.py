@@ -200,3 +200,14 @@ def test_an_item_no_message_can_carry_is_not_sent_and_says_so(
     ]
     assert out.splitlines()[1] == "-"
     assert "item 2:" in err and "more than a message may carry" in err
+
+
+def test_a_utf8_byte_order_mark_before_the_first_line_is_not_part_of_it(
+    sent: list[tuple[str, list[Any]]], tmp_path: Any
+) -> None:
+    path = tmp_path / "notepad.jsonl"
+    path.write_bytes(
+        ("\ufeff" + json.dumps(lesson(1)) + "\n" + json.dumps(lesson(2)) + "\n").encode()
+    )
+    assert main.main(["enqueue", "--file", str(path)]) == 0
+    assert sent == [(constants.QUEUE_BACKFILL, [lesson(1), lesson(2)])]

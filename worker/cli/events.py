@@ -49,7 +49,7 @@ def _lines(path: str) -> Iterator[Any]:
         for line in stream:
             if line.strip():
                 try:
-                    obj, raw = json.loads(line), False
+                    obj, raw = json.loads(line.lstrip("\ufeff")), False  # Notepad's BOM
                 except (ValueError, RecursionError):
                     obj, raw = None, True  # sent as-is: recorded as malformed_json
                 if raw or ev.too_deep(obj):

@@ -85,8 +85,16 @@ def read_source(root: Path, namespace: str | None, kind: str = "retro") -> list[
     return items
 
 
+def _encoding(path: Path) -> str:
+    """UTF-16 where the file starts with its byte-order mark (Windows tools write it);
+    otherwise UTF-8, without a UTF-8 byte-order mark (Notepad's) in the first line."""
+    with open(path, "rb") as fh:
+        head = fh.read(2)
+    return "utf-16" if head in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
+
+
 def _jsonl_items(path: Path, rel: str, namespace: str | None, kind: str) -> Iterator[Item]:
-    with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+    with open(path, encoding=_encoding(path), errors="surrogateescape") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -159,7 +167,7 @@ def sections(text: str) -> list[tuple[str, str]]:
 
 def _markdown_items(path: Path, rel: str, namespace: str | None, kind: str) -> Iterator[Item]:
     try:
-        text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
+        text = path.read_text(encoding=_encoding(path)).replace("\r\n", "\n")
     except UnicodeDecodeError as exc:
         # Not replaced by U+FFFD behind the user's back (enqueue and write refuse such
         # bytes too): nothing is sent until the file is converted.
