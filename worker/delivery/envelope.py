@@ -74,13 +74,9 @@ def _opt_id(value: Any) -> str | None:
 def _safe_id(value: Any) -> bool:
     """A task id Celery may show (worker events, Flower, logs): the shape of an id and no
     secret in it (a token sent as a message's `id` was published by Flower verbatim)."""
-    from memsieve.capture import secrets
+    from memsieve.capture.secrets import find_secrets
 
-    return (
-        isinstance(value, str)
-        and TASK_ID_RE.match(value) is not None
-        and not secrets.find_secrets(value)
-    )
+    return isinstance(value, str) and bool(TASK_ID_RE.match(value)) and not find_secrets(value)
 
 
 MAX_ETA_S = 60.0
