@@ -66,11 +66,11 @@ def test_third_corpus_a_training_set_is_no_worse_than_tuned() -> None:
     """Written by a helper with a fresh context from format descriptions alone (stop 37),
     then studied: `memsieve.capture.nearby` was built on its misses (69 of 300 admitted
     before, 16 after; 20 of 150 benign refused before, 19 after; stop 39's benign spans,
-    `memsieve.capture.benign`: 6, then 4). A regression check."""
+    `memsieve.capture.benign`: 6, then 4, then 3). A regression check."""
     counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS3)
     assert sum(1 for r in ROWS3 if r["must_refuse"]) == 300 and len(ROWS3) == 450
     assert counts[(True, "admitted")] <= 15
-    assert counts[(False, "secret")] <= 4
+    assert counts[(False, "secret")] <= 3
 
 
 PATH4 = PATH.with_name("secrets_train4.jsonl")
@@ -103,4 +103,22 @@ def test_fifth_corpus_a_training_set_is_no_worse_than_tuned() -> None:
     counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS5)
     assert sum(1 for r in ROWS5 if r["must_refuse"]) == 260 and len(ROWS5) == 400
     assert counts[(True, "admitted")] <= 11
+    assert counts[(False, "secret")] == 0
+
+
+PATH6 = PATH.with_name("secrets_train6.jsonl")
+ROWS6 = [json.loads(line) for line in PATH6.read_text("utf-8").splitlines() if line.strip()]
+
+
+def test_sixth_corpus_measured_once_then_a_training_set_is_no_worse_than_tuned() -> None:
+    """Written with secrets_train5 as its held-out twin (267 formats, other vendors and
+    wording), and measured once (stop 39): with the scanner of the session's start, 245 of
+    260 refused for a secret, 3 by the schema, 12 admitted, 75 of 140 benign refused; after
+    rounds 1-2, 246 / 3 / 11 and 66. Then studied (round 3): 59 of the 66 were random event
+    ids (`ce-wkt9l5…`, lowercase ULIDs behind `cap_`), read as tokens. Now 18 admitted (the
+    rise is events whose only refusal was that benign id; their own secret was never
+    found) and 0 benign refused. A regression check."""
+    counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS6)
+    assert sum(1 for r in ROWS6 if r["must_refuse"]) == 260 and len(ROWS6) == 400
+    assert counts[(True, "admitted")] <= 18
     assert counts[(False, "secret")] == 0

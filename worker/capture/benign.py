@@ -70,16 +70,19 @@ _URL_CRED = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@?#]*:([^\s@/?#]
 # Content addresses: IPFS CIDs (v1 base32, v0 base58), hashed known_hosts entries.
 _CID = re.compile(r"(?:\bipfs:)?(?://)?\b(?:bafy[a-z2-7]{50,}|Qm[1-9A-HJ-NP-Za-km-z]{44})\b")
 _KNOWN_HOSTS = re.compile(r"\|1\|[A-Za-z0-9+/]{27}=\|[A-Za-z0-9+/]{27}=")
+# Public by design: age recipients (`age1…`; their secret keys are AGE-SECRET-KEY-1…) and
+# Bitcoin bech32 addresses (`bc1…`, `tb1…`).
+_BECH32 = re.compile(r"\b(?:age1[02-9ac-hj-np-z]{58}|(?:bc|tb)1[02-9ac-hj-np-z]{25,87})\b")
 
 _ALL = (
     _SOPS, _ANSIBLE_VAULT, _VAULT_TRANSIT, _KMS_BLOB, _ARN, _PARAM, _STAND_IN, _SIGNATURE, _CID,
-    _KNOWN_HOSTS,
+    _KNOWN_HOSTS, _BECH32,
 )  # fmt: skip
 _GROUPED = (_SEALED, _PUBLIC_NAMED, _PIN)
 # Cheap literals: a text with none of them has no benign span.
 _CUES = ("ENC[", "$ANSIBLE_VAULT", "vault:v", "AQICAH", "arn:", "${", "ncryptedData",
          "ublic", "ubkey", "\"kty\"", "in-sha256", "sha1=", "sha256=", "sha512=", "bafy",
-         "Qm", "|1|", "<", "[", "://", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9", "_test_")  # fmt: skip
+         "Qm", "|1|", "<", "[", "://", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9", "_test_", "age1", "bc1", "tb1")  # fmt: skip
 
 
 def spans(text: str) -> list[Span]:

@@ -6,7 +6,8 @@ Algolia, Twilio), UUIDs (Heroku, Bugsnag, Opsgenie), hex in groups (Mailgun's
 ids, which lessons are full of, so the generic rules leave them alone. Quoted in a sentence
 that talks about a credential ("The key it was using was 'c2cafc11-…'", "the value in the
 old .env was '18e07c…'"), or in a table row beside a credential's variable name
-(`| JENKINS_API_TOKEN | 11be5116… |`), they are keys. A sentence that says what kind of id
+(`| JENKINS_API_TOKEN | 11be5116… |`), they are keys; so is the default of a Terraform
+variable named as a credential, and a JSON array of 64 bytes (a keypair file). A sentence that says what kind of id
 or digest it holds (commit, request id, checksum, idempotency key …) keeps them.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from memsieve.capture.shapes import SecretFinding
+from memsieve.capture.shapes import SecretFinding, not_placeholder
 
 _HEXKEY = r"[0-9a-fA-F]{32,}(?:-[0-9a-fA-F]{6,}){0,3}"
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -35,7 +36,26 @@ _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASS|PWD)[A
 _CELL_VALUE = re.compile(rf"`?({_HEXKEY}|{_UUID}|[A-Za-z0-9+/_=-]{{24,}})`?")
 
 
+# A Terraform variable named as a credential, with a default: the default is its value.
+_HCL_DEFAULT = re.compile(
+    r"(?i)variable\s+\"[\w-]*(?:token|secret|password|passwd|api_?key|credential)[\w-]*\"\s*\{"
+    r"[^{}]{0,400}?\bdefault\s*=\s*\"([^\"\n]{6,})\""
+)
+
+
+# A keypair file as Solana and others write it: a JSON array of 64 bytes (the secret key).
+_BYTE_ARRAY = re.compile(r"\[\s*(?:\d{1,3}\s*,\s*){63}\d{1,3}\s*\]")
+
+
 def findings(text: str) -> Iterable[SecretFinding]:
+    if "[" in text:
+        for m in _BYTE_ARRAY.finditer(text):
+            if all(int(n) < 256 for n in re.findall(r"\d+", m.group(0))):
+                yield SecretFinding(m.start(), m.end(), "private_key_bytes")
+    if "variable" in text and "default" in text:
+        for m in _HCL_DEFAULT.finditer(text):
+            if not_placeholder(m.group(1)):
+                yield SecretFinding(m.start(1), m.end(1), "named_key")
     if "'" in text or '"' in text or "`" in text:
         for m in _QUOTED.finditer(text):
             start = _sentence_start(text, m.start())

@@ -250,7 +250,7 @@ def _own_findings(text: str, low: str | None, hits: list[int]) -> Iterable[Secre
         for m in scans[i].finditer(text, low, checked=True):
             if pat.kind == "config_secret":
                 g = next(g for g in _CONFIG_VALUE_GROUPS if m.group(g) is not None)
-                if config_value(m.group(g)):
+                if config_value(m.group(g), quoted=g in (1, 2)):
                     yield SecretFinding(m.start(g), m.end(g), pat.kind)
                 continue
             value = m.group(pat.group)

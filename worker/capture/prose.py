@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from memsieve.capture import fastre, lookalikes, patterns
 from memsieve.capture.patterns import SecretFinding, entropy
-from memsieve.capture.shapes import CODE_REF
+from memsieve.capture.shapes import CODE_REF, masked
 
 _PW = (
     r"(?:pass(?:word|phrase|code|wd)?|pwd|pw|pin|passwort|kennwort|mot de passe|mdp|"
@@ -202,6 +202,8 @@ def findings(text: str, low: str | None = None) -> Iterable[SecretFinding]:
     for m in _AFTER.finditer(text, asc, True) if _AFTER in hits else ():
         keyword = m.group(1).lower()
         is_pw = re.fullmatch(_PW, keyword) is not None
+        if masked(m.group(2)):
+            continue  # "token=[FILTERED]&uid=8812": a log's mask, then the next parameter
         value = _clean_value(m.group(2))
         if keyword == "pin":
             ok = value.isdigit() and 4 <= len(value) <= 12

@@ -92,7 +92,7 @@ def _transitions(s: str) -> float:
 
 # A ULID (26 characters of Crockford base32, a millisecond timestamp first): the id format
 # of events, sessions and memories (`evt-01J5CG8…`, `mem_01JDW0…`), never a credential.
-_ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
+_ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}", re.IGNORECASE)  # case-insensitive, per its spec
 
 
 def _random_tail(tail: str) -> bool:
@@ -259,7 +259,7 @@ def _scan(text: str, depth: int) -> list[SecretFinding]:
 _WRAP = re.compile(r"\n[ \t]*(?=[A-Za-z0-9+/=_.%-]{4,}[ \t]*(?:\r?\n|$))")
 _LAST_WORD = re.compile(r"[A-Za-z0-9+/=_.%:-]{8,}$")
 _EMPTY_KEY = re.compile(r"(?:^|[\s\"'])[A-Za-z_][\w.-]*[=:]$")
-_KEY_LINE = re.compile(r"[A-Za-z_][\w.-]*[=:][ \t]*(?:\r?\n|$)")
+_KEY_LINE = re.compile(r"[A-Za-z_][\w.-]*[=:]")  # an assignment starts the line
 
 
 def _unwrapped(text: str) -> list[SecretFinding]:
@@ -438,6 +438,13 @@ def scan_fields(fields: Sequence[tuple[str, str]]) -> dict[str, list[SecretFindi
                     out[na].append(SecretFinding(offset + f.start, end, f.kind))
                 if f.end > cut:
                     out[nb].append(SecretFinding(max(0, f.start - cut), f.end - cut, f.kind))
+    texts = dict(present)
+    for name in _ID_FIELDS:
+        if name in out:
+            # An event id or a session name is random by design (`ce-wkt9l5ygcmwet9evk6c4`,
+            # `cap_01jwqqg661…`): a run found by its shape alone counts there only in mixed
+            # case, as base62 and base64 tokens are written.
+            out[name] = [f for f in out[name] if not _id_like(texts[name][f.start : f.end], f)]
     return {name: merge(fs) for name, fs in out.items() if fs}
 
 
@@ -475,6 +482,15 @@ def _whole_words(text: str, n: int) -> str:
         return text
     rest = re.match(r"\S{0,256}", text[n:])
     return text[:n] + (rest.group(0) if rest else "")
+
+
+_ID_FIELDS = ("event_id", "source.session")
+# Kinds found by shape alone: a random-looking run, with or without a short prefix.
+_SHAPE_ONLY = frozenset({"prefixed_token", "high_entropy_token"})
+
+
+def _id_like(value: str, f: SecretFinding) -> bool:
+    return f.kind in _SHAPE_ONLY and (value == value.lower() or value == value.upper())
 
 
 def _covered(found: Sequence[SecretFinding], start: int, end: int) -> bool:

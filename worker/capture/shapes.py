@@ -31,7 +31,11 @@ _PLACEHOLDER_RE = re.compile(
       | <[^<>]*>                            # <token>
       | %\(?[A-Za-z_]*\)?s                  # %s, %(password)s
       | [*x.#?-]+                           # ****, xxxx, ...
-      | [A-Za-z0-9]{1,12}[_-]?(?:\.{3}|…)[A-Za-z0-9]{0,4}  # sk-..., ghp_..., sk-…Ab12
+      | [A-Za-z0-9_-]{1,16}(?:\.{3}|…)[A-Za-z0-9]{0,4}    # sk-..., sk_live_..., sk-…Ab12
+      | \[[A-Z][A-Z _-]*\]                                # [REDACTED], [FILTERED], [MASKED]
+      | [A-Za-z0-9]{1,12}[_-]?\*{3,}[A-Za-z0-9]{0,6}       # ghp_****MNm3: masked but the last 4
+      | \$\(.*\)?                                        # $(vault kv get …): fetched
+      | (?i:replace[-_ ]?me|fill[-_ ]?me|set[-_ ]?me|todo|tbd|xxx+)
       | \[REDACTED:[a-z0-9_]+\]             # our own marker: redact() is idempotent
       | [A-Z][A-Z_]*                        # an env var name: API_KEY
       | [A-Z][A-Z0-9]*_[A-Z0-9_]*           # one with digits has an underscore: S3_KEY
@@ -101,10 +105,23 @@ def random_looking(value: str) -> bool:
     return not_placeholder(value) and (classes(value) >= 2 and entropy(value) >= 3.0)
 
 
-def config_value(value: str) -> bool:
-    """A non-trivial value after `password=` / `token:`; short lowercase words are prose."""
+# A log's mask where the value was, maybe followed by the next query parameter:
+# `[FILTERED]&uid=8812`, `FILTERED]` (its bracket read as a quote), `***&`, `<hidden>`.
+_MASKED = re.compile(r"(?:\[?[A-Z][A-Z _-]*\]|\*{3,}|<[a-z _-]+>)(?:[&.,;:]|$)")
+
+
+def masked(value: str) -> bool:
+    return _MASKED.match(value) is not None
+
+
+def config_value(value: str, quoted: bool = False) -> bool:
+    """A non-trivial value after `password=` / `token:`; short lowercase words are prose.
+    `quoted`: written in quotes, a literal (`'dp.st.prd.gCN6…'`), never a code reference."""
     v = value.strip("\"'`")
-    if len(v) < 6 or not not_placeholder(v) or _CODE_REF_RE.match(v):
+    if masked(v) or not not_placeholder(v.rstrip(",;:")):  # `sk_live_...` is no value
+        return False
+    v = v.rstrip(".,;:")
+    if len(v) < 6 or not not_placeholder(v) or (not quoted and _CODE_REF_RE.match(v)):
         return False
     if re.fullmatch(r"[\d_.,]+", v):
         return False  # a count or a size: MAX_TOKENS = 300_000

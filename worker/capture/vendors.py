@@ -59,6 +59,19 @@ VENDOR_PATTERNS: tuple[Pattern, ...] = (
         needs=("/hooks/",),
     ),
     _p("mailersend_token", _B + r"mlsn\.[a-f0-9]{64}" + _E, needs=("mlsn.",)),
+    # ASP.NET Core Data Protection payloads: auth and antiforgery cookies.
+    _p("aspnet_cookie", _B + r"CfDJ8[A-Za-z0-9_-]{60,}", needs=("CfDJ8",)),
+    _p("newrelic_key", _B + r"[a-f0-9]{36}NRAL" + _E, needs=("NRAL",)),
+    _p(
+        "langfuse_key",
+        _B + r"sk-lf-[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}" + _E,
+        needs=("sk-lf-",),
+    ),
+    _p(
+        "mercadopago_token",
+        _B + r"APP_USR-\d{10,20}-\d{6}-[0-9a-f]{32}-\d{6,12}" + _E,
+        needs=("APP_USR-",),
+    ),
     _p("sonar_token", _B + r"sq[pua]_[a-f0-9]{40}" + _E, needs=("sqp_", "squ_", "sqa_")),
     _p(
         "hubspot_token",
