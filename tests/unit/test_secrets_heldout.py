@@ -53,9 +53,10 @@ def test_second_held_out_corpus_is_no_worse_than_measured() -> None:
     # Stop 37 (memsieve.capture.nearby and credshapes, built on secrets_train3 and
     # secrets_train4): 270 for a secret, 19 by the schema, 21 admitted (45 before); 37
     # benign refused as secrets (37 before).
+    # Stop 39 (benign spans, rounds 2-3 on train5/train6): 270, 19, 21; 21 benign refused.
     assert counts[(True, "secret")] + counts[(True, "invalid_event")] >= 289
     assert counts[(True, "admitted")] <= 21
-    assert counts[(False, "secret")] <= 37
+    assert counts[(False, "secret")] <= 21
 
 
 PATH3 = PATH.with_name("secrets_train3.jsonl")
