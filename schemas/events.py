@@ -107,16 +107,25 @@ class CaptureEvent(BaseModel):
     event_id: str | None = Field(
         default=None,
         description="Idempotency key chosen by the producer; derived from the content when absent.",
+        json_schema_extra={"pattern": EVENT_ID_RE.pattern},
     )
-    namespace: str = Field(description="Project or tenant; memories never cross namespaces.")
+    namespace: str = Field(
+        description="Project or tenant; memories never cross namespaces.",
+        json_schema_extra={"pattern": NAMESPACE_RE.pattern},
+    )
     kind: Kind
     heading: str = Field(max_length=MAX_HEADING)
     content: str = Field(max_length=MAX_CONTENT)
-    tags: list[str] = Field(default_factory=list, max_length=MAX_TAGS)
+    tags: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_TAGS,
+        json_schema_extra={"items": {"type": "string", "pattern": TAG_RE.pattern}},
+    )
     occurred_at: datetime | None = None
     source: Source = Field(default_factory=Source)
     reasoning: bool = Field(
         default=False,
+        strict=True,  # true or false: "yes" or 1 is no answer a producer meant
         description="Producer marks intermediate reasoning; the policy refuses it.",
     )
     supersedes: str | None = Field(
@@ -159,6 +168,15 @@ class CaptureEvent(BaseModel):
             _no_nul(tag, "tags")
             if not TAG_RE.match(tag):
                 raise ValueError("each tag must be 1-64 printable chars without commas")
+        return v
+
+    @field_validator("occurred_at", mode="before")
+    @classmethod
+    def _occurred_at_text(cls, v: Any) -> Any:
+        # A number read as seconds since 1970 (pydantic's lax mode) is a guess: the schema
+        # says an ISO 8601 date-time.
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            raise ValueError("occurred_at must be an ISO 8601 date-time string")
         return v
 
     @field_validator("occurred_at")

@@ -42,6 +42,12 @@ def error_of(**changes: object) -> str:
         ({"event_id": "has space"}, "event_id: event_id must be 1-128 chars of [A-Za-z0-9._:-]"),
         ({"colour": "red"}, "colour: unknown field"),
         ({"content": 42}, "content: Input should be a valid string"),
+        # Not coerced (a black-box probe found both accepted): the schema says otherwise.
+        (
+            {"occurred_at": 1700000000},
+            "occurred_at: occurred_at must be an ISO 8601 date-time string",
+        ),
+        ({"reasoning": "yes"}, "reasoning: Input should be a valid boolean"),
     ],
 )
 def test_invalid_events_get_a_short_exact_message(changes: dict[str, object], message: str) -> None:
@@ -73,3 +79,27 @@ def test_exported_json_schema_is_in_step_with_the_model() -> None:
     assert json.loads(path.read_text()) == CaptureEvent.model_json_schema(), (
         "regenerate with: memsieve schema > schemas/capture_event.schema.json"
     )
+
+
+@pytest.mark.parametrize(
+    ("field", "good", "bad"),
+    [
+        ("namespace", "web-app.v2", "Web App"),
+        ("event_id", "evt-01J5:x", "has space"),
+    ],
+)
+def test_the_exported_schema_states_the_patterns_the_model_enforces(
+    field: str, good: str, bad: str
+) -> None:
+    """A producer in another language validating against the JSON Schema must not pass an
+    event the worker then refuses (a probe: the patterns and the tag rule were missing)."""
+    import re
+
+    schema = CaptureEvent.model_json_schema()
+    pattern = re.compile(schema["properties"][field]["pattern"])
+    assert pattern.search(good) and not pattern.search(bad)
+    CaptureEvent.model_validate({**OK, field: good})
+    with pytest.raises(ValidationError):
+        CaptureEvent.model_validate({**OK, field: bad})
+    tag = re.compile(schema["properties"]["tags"]["items"]["pattern"])
+    assert tag.search("deploy") and not tag.search("a,b") and not tag.search("x" * 65)
