@@ -123,3 +123,18 @@ def test_sixth_corpus_measured_once_then_a_training_set_is_no_worse_than_tuned()
     assert sum(1 for r in ROWS6 if r["must_refuse"]) == 260 and len(ROWS6) == 400
     assert counts[(True, "admitted")] <= 18
     assert counts[(False, "secret")] == 0
+
+
+PATH7 = PATH.with_name("secrets_heldout4.jsonl")
+ROWS7 = [json.loads(line) for line in PATH7.read_text("utf-8").splitlines() if line.strip()]
+
+
+def test_fourth_held_out_corpus_is_no_worse_than_measured() -> None:
+    """Written by a helper with a fresh context from descriptions alone (stop 39; sha256
+    39962c793a53...; 243 secret formats, 150 benign), never read, measured once with the
+    scanner of the session's start (226 of 250 refused, 24 admitted, 46 of 150 benign
+    refused) and once at its end (229, 21, 34). Bounds, not targets: it is not tuned on."""
+    counts = Counter((row["must_refuse"], _verdict(row["event"])) for row in ROWS7)
+    assert sum(1 for r in ROWS7 if r["must_refuse"]) == 250 and len(ROWS7) == 400
+    assert counts[(True, "admitted")] <= 21
+    assert counts[(False, "secret")] <= 34
