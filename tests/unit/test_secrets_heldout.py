@@ -17,7 +17,14 @@ from pathlib import Path
 from memsieve import client
 
 PATH = Path(__file__).resolve().parents[1] / "data" / "secrets_heldout.jsonl"
-ROWS = [json.loads(line) for line in PATH.read_text("utf-8").splitlines() if line.strip()]
+
+
+def _rows(name: str) -> list[dict]:
+    text = PATH.with_name(name).read_text("utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+ROWS = _rows("secrets_heldout.jsonl")
 
 
 def _verdict(event: dict) -> str:
@@ -39,8 +46,7 @@ def test_held_out_recall_and_false_refusals_are_no_worse_than_measured() -> None
     assert counts[(False, "invalid_event")] <= 21
 
 
-PATH2 = PATH.with_name("secrets_heldout2.jsonl")
-ROWS2 = [json.loads(line) for line in PATH2.read_text("utf-8").splitlines() if line.strip()]
+ROWS2 = _rows("secrets_heldout2.jsonl")
 
 
 def test_second_held_out_corpus_is_no_worse_than_measured() -> None:
@@ -59,8 +65,7 @@ def test_second_held_out_corpus_is_no_worse_than_measured() -> None:
     assert counts[(False, "secret")] <= 21
 
 
-PATH3 = PATH.with_name("secrets_train3.jsonl")
-ROWS3 = [json.loads(line) for line in PATH3.read_text("utf-8").splitlines() if line.strip()]
+ROWS3 = _rows("secrets_train3.jsonl")
 
 
 def test_third_corpus_a_training_set_is_no_worse_than_tuned() -> None:
@@ -74,8 +79,7 @@ def test_third_corpus_a_training_set_is_no_worse_than_tuned() -> None:
     assert counts[(False, "secret")] <= 3
 
 
-PATH4 = PATH.with_name("secrets_train4.jsonl")
-ROWS4 = [json.loads(line) for line in PATH4.read_text("utf-8").splitlines() if line.strip()]
+ROWS4 = _rows("secrets_train4.jsonl")
 
 
 def test_fourth_corpus_a_training_set_is_no_worse_than_tuned() -> None:
@@ -90,8 +94,7 @@ def test_fourth_corpus_a_training_set_is_no_worse_than_tuned() -> None:
     assert counts[(False, "secret")] <= 5
 
 
-PATH5 = PATH.with_name("secrets_train5.jsonl")
-ROWS5 = [json.loads(line) for line in PATH5.read_text("utf-8").splitlines() if line.strip()]
+ROWS5 = _rows("secrets_train5.jsonl")
 
 
 def test_fifth_corpus_a_training_set_is_no_worse_than_tuned() -> None:
@@ -107,8 +110,7 @@ def test_fifth_corpus_a_training_set_is_no_worse_than_tuned() -> None:
     assert counts[(False, "secret")] == 0
 
 
-PATH6 = PATH.with_name("secrets_train6.jsonl")
-ROWS6 = [json.loads(line) for line in PATH6.read_text("utf-8").splitlines() if line.strip()]
+ROWS6 = _rows("secrets_train6.jsonl")
 
 
 def test_sixth_corpus_measured_once_then_a_training_set_is_no_worse_than_tuned() -> None:
@@ -125,8 +127,7 @@ def test_sixth_corpus_measured_once_then_a_training_set_is_no_worse_than_tuned()
     assert counts[(False, "secret")] == 0
 
 
-PATH7 = PATH.with_name("secrets_heldout4.jsonl")
-ROWS7 = [json.loads(line) for line in PATH7.read_text("utf-8").splitlines() if line.strip()]
+ROWS7 = _rows("secrets_heldout4.jsonl")
 
 
 def test_fourth_held_out_corpus_is_no_worse_than_measured() -> None:

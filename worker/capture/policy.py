@@ -296,15 +296,15 @@ def evaluate(
     producer's stamp, memsieve.delivery.stamp), so the secret scan is not run again.
     """
     policy = config.for_namespace(event.namespace)
-    if not scanned and len(rules.normalize(event.content)) > policy.max_content:
+    content = rules.normalize(event.content)
+    if not scanned and len(content) > policy.max_content:
         # Refused for its length whatever it holds: its content is neither scanned (the
         # scan's cost grows with the text) nor kept; the other fields are.
         refusal = _secret_verdict(event, key, content=False)
         return refusal or Verdict(
             False,
             "too_long",
-            f"content has {len(rules.normalize(event.content))} chars, maximum "
-            f"{policy.max_content}; not kept",
+            f"content has {len(content)} chars, maximum {policy.max_content}; not kept",
             content_withheld=True,
         )
     verdict = None if scanned else _secret_verdict(event, key)
@@ -314,7 +314,6 @@ def evaluate(
     if kind not in policy.allowed_kinds:
         return Verdict(False, "kind_not_allowed", f"kind {kind!r} is not stored in this namespace")
     heading = rules.normalize(event.heading)
-    content = rules.normalize(event.content)
     if len(content) < policy.min_content:
         return Verdict(
             False, "too_short", f"content has {len(content)} chars, minimum {policy.min_content}"
