@@ -5,15 +5,20 @@
 1. the known formats and `key = value` shapes of `memsieve.capture.patterns` (our own
    patterns plus detect-secrets' plugin regexes);
 2. credentials in prose (`memsieve.capture.prose`): "the password is hunter3x", "login admin / S3cr3t!",
-   and wallet seed phrases by their words alone (`memsieve.capture.seeds`),
    "use Tr0ub4dor as the password", `bob:Hunter42@host` (detect-secrets' keyword plugin
-   only reads assignments; nobody writes lessons in `key=value`);
+   only reads assignments; nobody writes lessons in `key=value`); wallet seed phrases by
+   their words alone (`seeds`); hex and UUID keys their sentence or table row names
+   (`keyed`);
 3. generic tokens: a vendor-style prefix with a random tail, or a long mixed-case
    random-looking run, so formats nobody listed are still caught;
 4. decoded segments: base64, hex, URL-encoding and backslash/HTML escapes are decoded
    and scanned again (two levels deep); a hit redacts the whole encoded run;
 5. a normalised copy (NFKC, zero-width and bidi characters removed) when the text is
-   not ASCII, so `ghp_` with a zero-width space inside is still a GitHub token.
+   not ASCII, so `ghp_` with a zero-width space inside is still a GitHub token; and a
+   copy with wrapped values joined again (a token a narrow terminal cut over two lines).
+
+A finding inside a value that is no secret by construction (ciphertext, a reference, a
+mask, public key material: `memsieve.capture.benign`) is dropped.
 
 `scan_fields` scans every field of an event and also the seams between neighbouring
 fields, so a token split across heading and content (or across two tags) is found.
