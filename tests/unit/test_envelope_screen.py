@@ -118,7 +118,8 @@ def test_only_a_near_eta_is_kept(task: str) -> None:
 def test_flush_takes_one_namespace() -> None:
     clean = envelope.screen(FLUSH, 2, {}, [["ns"], {}, None], b"r")
     assert clean.body[0] == ["ns"] and clean.headers["eta"] is None
-    for args in ([], [1], ["a", "b"], [None], [["ns"]]):
+    # Not a namespace (a probe: "BAD NS" and "" were run and left no ledger row).
+    for args in ([], [1], ["a", "b"], [None], [["ns"]], ["BAD NS"], [""], ["x" * 300]):
         with pytest.raises(envelope.Refused):
             envelope.screen(FLUSH, 2, {}, [args, {}, None], b"r")
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from memsieve import constants
 from memsieve.delivery import stamp
-from memsieve.schemas.events import MAX_EVENT_DEPTH, too_deep
+from memsieve.schemas.events import MAX_EVENT_DEPTH, NAMESPACE_RE, too_deep
 
 CLEAN_EMBED: dict[str, Any] = {"callbacks": None, "errbacks": None, "chain": None, "chord": None}
 TASK_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -286,7 +286,7 @@ def screen(
             or (lane is not None and lane not in constants.QUEUES)
             or len(args) != 1
             or not isinstance(args[0], str)
-            or len(args[0]) > 200
+            or not NAMESPACE_RE.match(args[0])  # "BAD NS", "": no namespace, no ledger row
         ):
             raise Refused(
                 "invalid_task_message", "flush takes one argument, a namespace (and a lane)"
