@@ -263,7 +263,10 @@ def first_error(exc: ValidationError) -> str:
         msg = f"at most {ctx['max_length']} {unit} allowed"
     if err["type"] == "extra_forbidden":
         msg = "unknown field"
-        # A field name is producer input: echo it only when it looks like a name.
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", loc):
-            loc = "event"
+        # A field name is producer input: echo it only when it looks like a name (and the
+        # object it is in: `source.host`), else name the object that holds it.
+        parts = [str(p) for p in err["loc"]]
+        while parts and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", parts[-1]):
+            parts.pop()
+        loc = ".".join(parts) or "event"
     return f"{loc}: {msg}"

@@ -41,6 +41,9 @@ def error_of(**changes: object) -> str:
         ({"tags": ["a,b"]}, "tags: each tag must be 1-64 printable chars without commas"),
         ({"event_id": "has space"}, "event_id: event_id must be 1-128 chars of [A-Za-z0-9._:-]"),
         ({"colour": "red"}, "colour: unknown field"),
+        ({"source": {"agent": "a", "host": "h"}}, "source.host: unknown field"),
+        ({"source": {"agent": "a", "bad key!": "h"}}, "source: unknown field"),
+        ({"bad key!": 1}, "event: unknown field"),
         ({"content": 42}, "content: Input should be a valid string"),
         # Not coerced (a black-box probe found both accepted): the schema says otherwise.
         (
