@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from memsieve.schemas.memory import memory_text
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 # Bounds are deliberately generous for lessons and hard for abuse: a lesson is a
 # paragraph, not a document. The policy may set tighter per-namespace limits.
@@ -210,6 +210,20 @@ class CaptureEvent(BaseModel):
         """Heading and content as embedded and hashed."""
         return memory_text(self.heading, self.content)
 
+    @model_validator(mode="after")
+    def _not_a_derived_id(self) -> CaptureEvent:
+        # The shapes of the ids memsieve derives are its own: an event that named itself
+        # `h-<hash>` of another lesson made that lesson `event_id_reused` (a probe). Only
+        # its own derived id (an event sent again, its id spelled out) is accepted.
+        if self.event_id and RESERVED_ID.match(self.event_id):
+            own = self.model_copy(update={"event_id": None}).resolved_id()
+            if self.event_id != own:
+                raise ValueError(
+                    "event_id has the shape of an id memsieve derives (h-, raw-, s-, reused- and"
+                    " 40 hex digits): choose another or leave it out"
+                )
+        return self
+
     def resolved_id(self) -> str:
         """The producer's event_id, else one derived from what the event says and when.
 
@@ -234,6 +248,9 @@ class CaptureEvent(BaseModel):
         if self.tags or self.reasoning or self.supersedes:
             parts += ["\x1e".join(self.tags), "r" if self.reasoning else "", self.supersedes or ""]
         return derive_event_id(*parts)
+
+
+RESERVED_ID = re.compile(r"(?:h|raw|s|reused)-[0-9a-f]{40}$")
 
 
 def derive_event_id(*parts: str) -> str:

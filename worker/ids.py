@@ -38,7 +38,9 @@ def raw_bytes(raw: Any) -> bytes:
 def given_event_id(raw: Any) -> str | None:
     if isinstance(raw, dict):
         eid = raw.get("event_id")
-        if isinstance(eid, str) and ev.EVENT_ID_RE.match(eid):
+        # Never one of the shapes memsieve derives: an invalid item recorded under another
+        # lesson's derived id would take that lesson's ledger key.
+        if isinstance(eid, str) and ev.EVENT_ID_RE.match(eid) and not ev.RESERVED_ID.match(eid):
             return eid
     return None
 

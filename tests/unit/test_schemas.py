@@ -40,6 +40,11 @@ def error_of(**changes: object) -> str:
         ({"tags": ["t"] * 10_000}, "tags: at most 32 items allowed"),
         ({"tags": ["a,b"]}, "tags: each tag must be 1-64 printable chars without commas"),
         ({"event_id": "has space"}, "event_id: event_id must be 1-128 chars of [A-Za-z0-9._:-]"),
+        (
+            {"event_id": "h-" + "0" * 40},
+            "event: event_id has the shape of an id memsieve derives (h-, raw-, s-, reused- and"
+            " 40 hex digits): choose another or leave it out",
+        ),
         ({"colour": "red"}, "colour: unknown field"),
         ({"source": {"agent": "a", "host": "h"}}, "source.host: unknown field"),
         ({"source": {"agent": "a", "bad key!": "h"}}, "source: unknown field"),
