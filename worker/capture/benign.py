@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from memsieve.capture.shapes import SecretFinding, not_placeholder
+from memsieve.capture.shapes import URL_USERINFO, SecretFinding, not_placeholder
 
 Span = tuple[int, int]
 
@@ -65,7 +65,7 @@ _PIN = re.compile(r"(?i)\bpin-sha256\s*=\s*[\"']?([A-Za-z0-9+/]{43}=)")
 _SIGNATURE = re.compile(r"(?i)\bsha(?:1|256|512)=[0-9a-f]{40,128}\b")
 # A connection URL whose password is a stand-in (`postgresql://USER:PASSWORD@HOST:5432/DB`,
 # `mongodb+srv://<user>:<pass>@…`): the whole URL is documentation.
-_URL_CRED = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@?#]*:([^\s@/?#]+)@[^\s`'\"<>)\]]*")
+_URL_CRED = re.compile(URL_USERINFO + r"[^\s`'\"<>)\]]*")
 
 # Content addresses: IPFS CIDs (v1 base32, v0 base58), hashed known_hosts entries.
 _CID = re.compile(r"(?:\bipfs:)?(?://)?\b(?:bafy[a-z2-7]{50,}|Qm[1-9A-HJ-NP-Za-km-z]{44})\b")

@@ -27,9 +27,8 @@ from typing import Any
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.base import RegexBasedDetector
 from memsieve.capture import fastre
-from memsieve.capture.shapes import B as _B
-from memsieve.capture.shapes import E as _E
 from memsieve.capture.shapes import (
+    URL_USERINFO,
     Pattern,
     SecretFinding,
     basic_auth,
@@ -41,6 +40,8 @@ from memsieve.capture.shapes import (
     not_placeholder,
     random_looking,
 )
+from memsieve.capture.shapes import B as _B
+from memsieve.capture.shapes import E as _E
 from memsieve.capture.shapes import p as _p
 from memsieve.capture.vendors import VENDOR_PATTERNS
 
@@ -146,7 +147,7 @@ _PATTERNS: tuple[Pattern, ...] = (
     ),
     _p(
         "url_password",
-        r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@?#]*:([^\s@/?#]+)@[^\s@]",
+        URL_USERINFO + r"[^\s@]",
         1,
         not_placeholder,
         needs=("://",),

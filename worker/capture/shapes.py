@@ -178,5 +178,7 @@ def p(
     return Pattern(kind, re.compile(pattern), group, valid, needs)
 
 
+# `scheme://user:password@`: the password is group 1 (url_password; benign's stand-ins).
+URL_USERINFO = r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@?#]*:([^\s@/?#]+)@"
 B = r"(?<![A-Za-z0-9_])"  # a token starts here
 E = r"(?![A-Za-z0-9_])"  # and ends here
