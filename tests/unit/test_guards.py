@@ -38,6 +38,51 @@ def _vetoes(old: str, new: str, target: str | None = None) -> list[str]:
             "identifiers",
         ),
         ("Set DATABASE_URL first.", "Set DATABASE_DSN first.", "identifiers"),
+        # a period said softly on both sides, changed (no digit on either side)
+        ("The dependency audit runs weekly.", "The dependency audit runs daily.", "numbers"),
+        ("The audit runs every other week.", "The audit runs every week.", "numbers"),
+        ("Refresh churn models every quarter.", "Refresh churn models every month.", "numbers"),
+        (
+            "Update the status page every half hour.",
+            "Update the status page every hour.",
+            "numbers",
+        ),
+        # a day said from today, a deadline said as an end, a season
+        (
+            "The migration must be finished today.",
+            "The migration must be finished by tomorrow.",
+            "dates",
+        ),
+        ("The bug bash was held yesterday.", "The bug bash is being held tomorrow.", "dates"),
+        ("The design review is due EOD.", "The design review is due EOW.", "dates"),
+        ("The review is due by end of day.", "The review is due by the end of the month.", "dates"),
+        ("The VPN is replaced in spring 2025.", "The VPN is replaced in autumn 2025.", "dates"),
+        (
+            "The ops review moved to Thurs afternoons.",
+            "The ops review moved to Tue afternoons.",
+            "dates",
+        ),
+        ("The vacuum runs at 3am EST.", "The vacuum runs at 3am PST.", "dates"),
+        (
+            "The window is 17:30 UTC on Wednesdays.",
+            "The window is 17:30 CET on Wednesdays.",
+            "dates",
+        ),
+        (
+            "The newsletter goes out Monday morning.",
+            "The newsletter goes out Monday evening.",
+            "dates",
+        ),
+        (
+            "Code freeze starts before Christmas.",
+            "Code freeze starts before Thanksgiving.",
+            "dates",
+        ),
+        (
+            "Game days happen in the second quarter.",
+            "Game days happen in the third quarter.",
+            "identifiers",
+        ),
         ("The tag must be app:stable.", "The tag must be app:latest.", "identifiers"),
         ("Logs go to /var/log/app/worker.log.", "Logs go to /var/log/app/api.log.", "identifiers"),
         (
@@ -135,6 +180,29 @@ def test_trap_is_vetoed_by_its_guard(old: str, new: str, guard: str) -> None:
         ("The digest email goes out every 24 hours.", "The digest email goes out daily."),
         ("Tokens expire after 30 days.", "Tokens expire after a month."),
         ("Archive reports after 90 days.", "Archive reports after three months."),
+        ("Sprint demos happen every two weeks.", "Sprint demos happen every other week."),
+        ("Access reviews run every quarter.", "Access reviews run quarterly."),
+        ("Interviews run half-hourly.", "Interviews run every half hour."),
+        ("The report is due EOD.", "The report is due by the end of the business day."),
+        (
+            "Dashboards show yesterday's data before 6 AM.",
+            "Before 06:00 dashboards show the previous day's data.",
+        ),
+        # "Spring" the framework and a spring of a keyboard are no seasons
+        ("The service runs on Spring Boot.", "The service is a Spring Boot app."),
+        ("Keyboard springs wear out.", "The springs in the keyboard wear out."),
+        # a weekday shortened, a quarter said in words, an ISO date, a zone or a time of day
+        # said on one side only
+        (
+            "Design reviews happen on Wed afternoons.",
+            "Design reviews happen on Wednesday afternoons.",
+        ),
+        ("The migration is planned for Q3.", "The migration is planned for the third quarter."),
+        ("The audit window closes on 2024-06-30.", "The audit window closes on 30 June 2024."),
+        ("The audit window closes on 2024-05-01.", "The audit window closes on May 1, 2024."),
+        ("The nightly backup runs at 02:00 UTC.", "The nightly backup runs at 02:00."),
+        ("Today the deploys use Argo CD.", "The deploys use Argo CD."),
+        ("We sat down with the DBA team.", "We met with the DBA team."),
         # words joined by a slash, said apart
         (
             "The metrics/alerts dashboards belong to SRE.",

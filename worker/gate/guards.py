@@ -85,6 +85,8 @@ def numbers_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     # "SOC 2" == "SOC2": a number the other text glues into an identifier with a shared word.
     new = sorted(a.numbers - b.numbers - b.soft_numbers - text.numbers_glued(b, a))
     old = sorted(b.numbers - a.numbers - a.soft_numbers - text.numbers_glued(a, b))
+    if not new and not old:  # both say a period softly ("daily" / "weekly"), not one period
+        new, old = text.changed_periods(a, b)
     if not new and not old:
         return []
     return [Veto("numbers", diff_detail(new, old))]
@@ -94,7 +96,8 @@ def numbers_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
 # rule" / "rule") while the other adds no identifier: a name, like `entities`, vetoes only
 # when replaced.
 identifiers_guard = _set_guard("identifiers", "identifiers", droppable=text.is_product_name)
-dates_guard = _set_guard("dates", "dates")
+# "yesterday" said on one side only is a rewording; "today" / "tomorrow" is a changed date.
+dates_guard = _set_guard("dates", "dates", droppable=text.DROPPABLE_DATES.__contains__)
 
 
 def entities_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:

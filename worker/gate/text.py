@@ -111,7 +111,41 @@ def _nth(ordinal: str) -> str:
     return {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5"}.get(low, low)
 
 
-DATE_WORDS = set(_MONTHS) | set(_WEEKDAYS) | {"weekend", "weekday"}
+# Days said from today and deadlines said as an end ("EOD", "end of the week"): dates like
+# a weekday, so "today" / "tomorrow" or "EOD" / "EOW" is a changed date.
+# A time of day, like a day said from today, may be said on one side only ("Today deploys use
+# Argo", "the 3am UTC job" / "the 3am job"): `DROPPABLE_DATES`; replaced, it is a change.
+_DAY_PARTS = {"morning", "afternoon", "evening", "night"}
+DROPPABLE_DATES = frozenset({"today", "tonight", "tomorrow", "yesterday", *_DAY_PARTS})
+DATE_WORDS = set(_MONTHS) | set(_WEEKDAYS) | {"weekend", "weekday", *DROPPABLE_DATES}
+DATE_WORDS |= {"eod", "eow", "eom", "eoq", "eoy", "christmas", "thanksgiving", "easter"}
+# Weekdays shortened ("Wed", "Thurs"); "Sat" and "Sun" only capitalised (else "sat", "sun").
+_WEEKDAY_ABBR = {a: d for d in _WEEKDAYS for a in (d[:3], d[:4], d[:5]) if a != d}
+_WEEKDAY_ABBR |= {"thur": "thursday", "thurs": "thursday", "weds": "wednesday"}
+# Time-zone abbreviations, read only in capitals ("IST", not German "ist"): dates, droppable.
+_ZONES = frozenset(
+    "utc gmt cet cest eet eest wet west bst ist jst kst aest aedt est edt cst cdt mst mdt pst pdt hst akst".split()
+)
+DROPPABLE_DATES |= _ZONES
+# "the third quarter" == "Q3"; "2024-06-30" == "30 June 2024".
+_NTH_QUARTER = re.compile(
+    r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\b", re.IGNORECASE
+)
+_CALENDAR = (*_MONTHS[:4], "May", *_MONTHS[4:])  # "may" is read apart (a modal verb)
+_ISO_DATE = re.compile(r"\b(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b")
+# A season is a date where it is said as one ("in spring", "autumn 2025"), not "Spring Boot"
+# or "springs that wear"; "fall" is too often a noun ("the fall of Cherbourg").
+_SEASON = re.compile(
+    r"\b(?:in|this|next|last|early|late|mid|by|until|before|after|during)[\s-]+(?:the\s+)?"
+    r"(spring|summer|autumn|winter)\b|\b(spring|summer|autumn|winter)\s+(?:of\s+)?'?\d{2,4}\b",
+    re.IGNORECASE,
+)
+# "end of (the) (business) day" / "close of business" == "EOD", and so on for week to year.
+_END_OF = re.compile(
+    r"\b(?:(?:end|close) of (?:the )?(?:business |working )?(day|week|month|quarter|year)"
+    r"|close of business|cob)\b",
+    re.IGNORECASE,
+)
 
 # Clock times, normalised to 24-hour HH:MM ("5 pm" == "17:00", "midnight" == "00:00"): a time
 # is a date-like value for the dates guard, not two numbers and an identifier.
@@ -267,6 +301,7 @@ _DAYS_30 = 30 * 86400.0
 # hours"): a soft quantity, like "an hour", that matches the other text's number and never
 # vetoes on its own.
 _FREQUENCY_WORDS = {
+    "half-hourly": 1800.0,
     "hourly": 3600.0,
     "daily": 86400.0,
     "nightly": 86400.0,
@@ -279,7 +314,19 @@ _FREQUENCY_WORDS = {
     "annually": 31536000.0,
     "annual": 31536000.0,
 }
-_FREQUENCY = re.compile(r"\b(" + "|".join(_FREQUENCY_WORDS) + r")\b", re.IGNORECASE)
+_FREQUENCY = re.compile(r"(?<![\w-])(" + "|".join(_FREQUENCY_WORDS) + r")\b", re.IGNORECASE)
+# "every other week" == "every two weeks"; "every quarter" == "quarterly" (not "a quarter of").
+_EVERY_OTHER = re.compile(
+    r"\b(?:every|each)\s+(?:other|second)\s+("
+    + "|".join(
+        sorted((u for u, (k, _) in _UNITS.items() if k == "duration"), key=len, reverse=True)
+    )
+    + r")\b",
+    re.IGNORECASE,
+)
+_EVERY_QUARTER = re.compile(
+    r"\b(?:every|each|per|a)\s+quarter\b(?!\s*(?:of|past|to|after|before|hour|-))", re.I
+)
 
 # Spelled-out numbers, read as digits before anything else ("five hundred" == "500",
 # "twenty-five" == "25", "2 million" == "2000000", "a dozen" == "12"): a rewording may spell
@@ -845,6 +892,12 @@ def _word(part: str) -> _Part | None:
         date: str | None = singular
     elif part.lower() in _MONTH_ABBR:
         date = _MONTH_ABBR[part.lower()]  # "Dec 20" == "December 20th"
+    elif part.lower() in _WEEKDAY_ABBR and (
+        part[0].isupper() or part.lower()[:3] not in ("sat", "sun")
+    ):
+        date = _WEEKDAY_ABBR[part.lower()]
+    elif part.isupper() and part.lower() in _ZONES:
+        date = part.lower()
     else:
         date = None
     upper = part[0].isupper() and w not in STOPWORDS and len(w) > 1
@@ -938,6 +991,14 @@ def analyse(text: str) -> Analysis:
     placed_contrasts: list[tuple[int, tuple[int, str]]] = []
     sentence_start = True
     text = _APPROX.sub("", text)  # "~50 builds" == "about 50 builds"
+    text = _END_OF.sub(lambda m: "eo" + (m.group(1) or "d")[0].lower(), text)
+    text = _NTH_QUARTER.sub(lambda m: f"Q{_nth(m.group(1))[0]}", text)
+    text = _ISO_DATE.sub(
+        lambda m: f"{_CALENDAR[int(m.group(2)) - 1]} {int(m.group(3))} {m.group(1)}", text
+    )
+    seasons = {x.lower() for m in _SEASON.findall(text) for x in m if x}
+    dates |= seasons
+    vocab |= seasons
     multiples = _MULTIPLE.findall(text)
     text = _PERCENTILE.sub(r"p\1", spell_out_numbers(text.translate(_DASHES)))
     ratios = _ratio_readings(multiples, text)
@@ -1127,6 +1188,20 @@ UNIT_CONTRASTS = frozenset(
 )
 
 
+def changed_periods(a: Analysis, b: Analysis) -> tuple[list[str], list[str]]:
+    """The periods two texts say only softly ("daily" / "weekly", "every hour" / "every half
+    hour", "every other week" / "every week") when both say one and no reading of either is
+    among the other's quantities: a changed schedule. Else two empty lists."""
+    pa, pb = _soft_periods(a), _soft_periods(b)
+    if not pa or not pb or pa & (b.numbers | b.soft_numbers) or pb & (a.numbers | a.soft_numbers):
+        return [], []
+    return sorted(pa), sorted(pb)
+
+
+def _soft_periods(a: Analysis) -> frozenset[str]:
+    return frozenset(n for n in a.soft_numbers - a.numbers if n.startswith("duration:"))
+
+
 def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
     """(quantities with a digit or a number word, quantities with an article, the numbers
     they consumed), each value normalised to its base unit: "duration:1800"."""
@@ -1157,6 +1232,10 @@ def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
         target.add(_quantity(kind, value))
     for m in _FREQUENCY.finditer(text):
         soft.add(_quantity("duration", _FREQUENCY_WORDS[m.group(1).lower()]))
+    for m in _EVERY_OTHER.finditer(text):
+        soft.add(_quantity("duration", 2 * _UNITS[m.group(1).lower()][1]))
+    if _EVERY_QUARTER.search(text):
+        soft.add(_quantity("duration", _FREQUENCY_WORDS["quarterly"]))
     for m in _TIMES_PER.finditer(text):
         count = _COUNT_WORDS.get(m.group(1).lower()) or _norm_number(m.group(2))
         if float(count) > 0:
