@@ -167,6 +167,12 @@ def main() -> int:
     from memsieve.gate.judge_classifier import pair_inputs
 
     inputs = pair_inputs([(items[i].a, items[i].b, float(dist[i])) for i in judged])
+    from memsieve.gate.guards import default_guards
+    from memsieve.gate.judge_classifier import alignments, features_from
+    from memsieve.gate.judge_features import FEATURE_NAMES
+
+    feats = features_from(inputs, alignments(inputs, CachedEncoder(words)), default_guards())
+    jac = np.array([f.values[FEATURE_NAMES.index("jaccard")] for f in feats])
     for name in args.candidates.split(","):
         actions = list(base)
         if name == "guards":
@@ -180,14 +186,19 @@ def main() -> int:
         )
         label = np.array([items[i].label for i in judged])
         src = np.array([items[i].source for i in judged])
-        cut, ucut = train_judge.cuts_for(p_same, p_upd, label, src, args.target)
+        cut, ocut, ucut = train_judge.cuts_for(p_same, p_upd, label, src, args.target, jac)
+        high = jac >= train_judge.OVERLAP_FROM
         if args.update_cut is not None:
             ucut = args.update_cut
         for c in dict.fromkeys([cut, *CUTS]):
-            for i, ps, pu in zip(judged, p_same, p_upd, strict=True):
-                v = "same" if ps >= c else ("update" if pu >= ucut else "different")
+            # The chosen row applies the overlap cut as the judge does; the others one cut.
+            cuts = np.where(high, max(c, ocut), c) if c == cut else np.full(len(judged), c)
+            for i, ps, pu, ci in zip(judged, p_same, p_upd, cuts, strict=True):
+                v = "same" if ps >= ci else ("update" if pu >= ucut else "different")
                 actions[i] = act(i, v)
-            mark = " (chosen)" if c == cut else ""
+            mark = (
+                f" (chosen; {ocut:.2f} from Jaccard {train_judge.OVERLAP_FROM})" if c == cut else ""
+            )
             if c == cut and args.errors:
                 _errors(items, actions, dist, p_same, p_upd, judged)
             _print(

@@ -129,6 +129,7 @@ def cached(path: Path, make):  # type: ignore[no-untyped-def]
 
 def embed_and_encode(items: list[Item], cache_dir: Path):  # type: ignore[no-untyped-def]
     """Distances (MiniLM) and contextual word vectors per distinct text, cached on disk."""
+    from memsieve.embedders import minilm_graph
     from memsieve.embedders.local import LocalEmbedder
     from memsieve.gate import judge_align
     from memsieve.gate.guards import memory_text
@@ -143,7 +144,7 @@ def embed_and_encode(items: list[Item], cache_dir: Path):  # type: ignore[no-unt
     )
     encoder = judge_align.MiniLMTokenEncoder(cache_size=1_000_000)
     words = cached(
-        cache_dir / f"memsieve-cv-words-{encoder.name}-{digest}.pkl",
+        cache_dir / f"memsieve-cv-words-{encoder.name}-g{minilm_graph.GRAPH_VERSION}-{digest}.pkl",
         lambda: dict(zip(texts, encoder.encode(texts), strict=True)),
     )
     dist = []

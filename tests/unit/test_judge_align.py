@@ -1,9 +1,20 @@
 """`judge_align.align` against the plain per-word definition it computes in numpy."""
 
+# The middle layer's shared-word cosines (`judge_mid`) by the same definition, on its vectors.
+
 from __future__ import annotations
 
 import numpy as np
 from memsieve.gate.judge_align import WordVectors, align, is_content, word_key
+
+
+def _shared(a: WordVectors, b: WordVectors, vecs_a: np.ndarray, vecs_b: np.ndarray, content: bool):
+    out = []
+    for i, w in enumerate(a.words):
+        same = [j for j, u in enumerate(b.words) if word_key(w) and word_key(w) == word_key(u)]
+        if same and (a.content[i] or not content):
+            out.append(max(float(vecs_a[i] @ vecs_b[j]) for j in same))
+    return out
 
 
 def _reference(a: WordVectors, b: WordVectors) -> tuple[list[float], list[float], list[float]]:
@@ -25,19 +36,16 @@ def _reference(a: WordVectors, b: WordVectors) -> tuple[list[float], list[float]
             out.append(max(scores))
         return out
 
-    shared = []
-    for i, w in enumerate(a.words):
-        same = [j for j, u in enumerate(b.words) if word_key(w) and word_key(w) == word_key(u)]
-        if a.content[i] and same:
-            shared.append(max(float(a.vectors[i] @ b.vectors[j]) for j in same))
-    return best(a, b), best(b, a), shared
+    return best(a, b), best(b, a), _shared(a, b, a.vectors, b.vectors, True)
 
 
 def _words(text: str, rng: np.random.Generator) -> WordVectors:
     words = tuple(text.lower().split())
     mat = rng.normal(size=(len(words), 16)).astype(np.float32)
     mat /= np.linalg.norm(mat, axis=1, keepdims=True)
-    return WordVectors(words, tuple(is_content(w) for w in words), mat)
+    mid = rng.normal(size=(len(words), 16)).astype(np.float32)
+    mid /= np.linalg.norm(mid, axis=1, keepdims=True)
+    return WordVectors(words, tuple(is_content(w) for w in words), mat, mid=mid)
 
 
 def test_align_matches_the_per_word_definition() -> None:
@@ -57,6 +65,10 @@ def test_align_matches_the_per_word_definition() -> None:
             np.testing.assert_allclose(got.a_best, want_a, rtol=1e-6, atol=1e-6)
             np.testing.assert_allclose(got.b_best, want_b, rtol=1e-6, atol=1e-6)
             np.testing.assert_allclose(got.shared_context, want_shared, rtol=1e-6, atol=1e-6)
+            assert a.mid is not None and b.mid is not None
+            for content, have in ((True, got.mid_content), (False, got.mid_any)):
+                want = _shared(a, b, a.mid, b.mid, content)
+                np.testing.assert_allclose(have, want, rtol=1e-6, atol=1e-6)
             assert got.a_words == tuple(w for w, c in zip(a.words, a.content, strict=True) if c)
 
 

@@ -53,6 +53,23 @@ def test_shipped_weights_match_the_feature_list() -> None:
     assert w.update is None or 0.0 <= w.update.p(x) <= 1.0
 
 
+def test_pairs_of_nearly_the_same_words_need_the_higher_overlap_cut() -> None:
+    """P(same) 0.73 passes the general cut 0.5; a pair whose content words are one set
+    (Jaccard 1.0 >= 0.8: PAWS' shape, where a swap can change the fact) needs the overlap
+    cut 0.9."""
+    same = Model(np.eye(len(FEATURE_NAMES))[FEATURE_NAMES.index("bias")], 0.0)  # p = 0.73
+    pair = _pair("Run the migrations before deploys", "Before deploys, run the migrations")
+    reworded = _pair("Deploys run from the release branch", "Deploys start off the release branch")
+    one_cut = ClassifierJudge(LexicalTokenEncoder(), Weights(same, 0.5, None))
+    two_cuts = ClassifierJudge(LexicalTokenEncoder(), Weights(same, 0.5, None, 0.5, 0.8, 0.9))
+    assert [j.verdict for j in one_cut([pair, reworded])] == [Verdict.SAME, Verdict.SAME]
+    got = two_cuts([pair, reworded])
+    assert got[0].verdict is not Verdict.SAME and "p(same) 0.73 < 0.90" in got[0].detail
+    assert got[1].verdict is Verdict.SAME and "p(same) 0.73 >= 0.50" in got[1].detail
+    shipped = load_weights()
+    assert shipped.overlap_from is not None and shipped.overlap_cut >= shipped.same_cut
+
+
 def test_weights_trained_on_other_features_are_refused() -> None:
     raw = json.dumps({"features": ["bias"], "same": [0.0], "same_cut": 0.5})
     with pytest.raises(ValueError, match="other features"):

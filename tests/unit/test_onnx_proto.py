@@ -111,4 +111,4 @@ def test_the_minilm_graph_is_canonical_onnx() -> None:
     model = onnx.load_from_string(data)
     onnx.checker.check_model(model)
     assert model.SerializeToString() == data
-    assert [o.name for o in model.graph.output] == ["embeddings", "token_vectors"]
+    assert [o.name for o in model.graph.output] == ["embeddings", "token_vectors", "mid_vectors"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -35,9 +36,15 @@ def test_bytes_round_trip_in_half_precision() -> None:
     assert back is not None
     assert back.vectors.dtype == np.float16
     np.testing.assert_array_equal(back.vectors, tv.vectors.astype(np.float16))
+    assert tv.mid is not None and back.mid is not None  # the middle layer travels too
+    np.testing.assert_array_equal(back.mid, tv.mid.astype(np.float16))
     assert (back.text, back.word_ids, back.offsets) == (tv.text, tv.word_ids, tv.offsets)
     assert token_share.loads(tv.text, b"garbage") is None
     assert token_share.loads(tv.text, token_share.dumps(tv)[:-1]) is None
+    # Without a middle layer (a pass that gave none): the last layer alone, read back so.
+    last = token_share.loads(tv.text, token_share.dumps(replace(tv, mid=None)))
+    assert last is not None and last.mid is None
+    np.testing.assert_array_equal(last.vectors, back.vectors)
 
 
 def test_a_text_another_process_shared_is_not_run_through_the_model(
@@ -64,6 +71,8 @@ def test_a_text_another_process_shared_is_not_run_through_the_model(
     for a, b in zip(mine, theirs, strict=True):
         assert a.words == b.words and a.content == b.content
         np.testing.assert_array_equal(a.vectors, b.vectors)
+        assert a.mid is not None and b.mid is not None
+        np.testing.assert_array_equal(a.mid, b.mid)
 
 
 def test_a_text_nobody_shared_is_computed_once_and_shared() -> None:

@@ -57,13 +57,15 @@ class TokenVectors:
     (``[CLS]`` and ``[SEP]`` included, no padding): its row of `vectors` (the model's last
     hidden state, float32, not normalised), the word it belongs to in `word_ids` (None for
     the special tokens; the tokenizer's pre-tokenizer decides what a word is), and its
-    character span in `text` in `offsets`.
+    character span in `text` in `offsets`. `mid`: each token's row of the middle layer's
+    hidden state (`minilm_graph.MID_LAYER`), same shape, where the pass gave it.
     """
 
     text: str
     vectors: np.ndarray  # (tokens, 384)
     word_ids: tuple[int | None, ...]
     offsets: tuple[tuple[int, int], ...]
+    mid: np.ndarray | None = None  # (tokens, 384)
 
 
 def _missing(exc: ImportError) -> errors.ConfigError:
@@ -130,13 +132,16 @@ class _Runtime:
         if not tokens:
             (vecs,) = self.session.run(["embeddings"], feed)
             return np.asarray(vecs, dtype=np.float32), []
-        vecs, hidden = self.session.run(["embeddings", "token_vectors"], feed)
+        vecs, hidden, middle = self.session.run(
+            ["embeddings", "token_vectors", "mid_vectors"], feed
+        )
         per_text = []
-        for t, e, h in zip(texts, enc, hidden, strict=True):
+        for t, e, h, m in zip(texts, enc, hidden, middle, strict=True):
             n = sum(e.attention_mask)
-            # A copy: a view would keep the whole padded batch alive.
+            # Copies: a view would keep the whole padded batch alive.
             rows = np.array(h[:n], dtype=np.float32)
-            per_text.append(TokenVectors(t, rows, tuple(e.word_ids[:n]), tuple(e.offsets[:n])))
+            mid = np.array(m[:n], dtype=np.float32)
+            per_text.append(TokenVectors(t, rows, tuple(e.word_ids[:n]), tuple(e.offsets[:n]), mid))
         return np.asarray(vecs, dtype=np.float32), per_text
 
     def encode(

@@ -6,8 +6,10 @@ sentence-transformers' mean pooling and L2 normalisation at the end. The graph t
 `input_ids` and `attention_mask` (int64, batch x sequence) and returns `embeddings`
 (float32, batch x 384, unit length) and, from the same forward pass, `token_vectors`
 (float32, batch x sequence x 384: the last hidden state, before pooling; rows of padding
-positions are not meaningful). The token vectors are what the pair classifier aligns words
-with (worker.gate.judge_align); a caller that does not ask for them pays nothing for them.
+positions are not meaningful) and `mid_vectors` (the same shape: the hidden state after layer
+MID_LAYER + 1 of 6, where a word's vector still says where it stands in the sentence). The token
+vectors are what the pair classifier aligns words with (worker.gate.judge_align); a caller that
+does not ask for them pays nothing for them.
 
 The build takes about a second; the protobuf is written by worker.embedders.onnx_proto (no
 `onnx` package at run time). worker.embedders.local runs it once per machine and keeps the
@@ -30,7 +32,11 @@ from memsieve.embedders import onnx_proto as proto
 
 # Bump when the graph changes: the cache key includes it.
 # 2: the last hidden state is a second output (`token_vectors`).
-GRAPH_VERSION = 2
+# 3: a middle layer's hidden state is a third (`mid_vectors`).
+GRAPH_VERSION = 3
+# The layer (0-based) whose output is `mid_vectors`: the fourth of six. Chosen out of fold on
+# the training pairs (docs/dedupe-quality.md, stop 40) among the outputs of layers 2-5.
+MID_LAYER = 3
 OPSET = 17
 IR_VERSION = 8
 
@@ -46,6 +52,8 @@ def build(model_dir: Path) -> bytes:
     hidden = int(config["hidden_size"])
     heads = int(config["num_attention_heads"])
     layers = int(config["num_hidden_layers"])
+    if not 0 <= MID_LAYER < layers - 1:
+        raise ValueError(f"{model_dir}: {layers} layers, no middle layer {MID_LAYER}")
     eps = float(config.get("layer_norm_eps", 1e-12))
     if config.get("hidden_act", "gelu") != "gelu":
         raise ValueError(f"unsupported activation {config.get('hidden_act')!r}")
@@ -143,8 +151,12 @@ def build(model_dir: Path) -> bytes:
         )
         out = linear(gelu, p + ".output.dense", n + "_out")
         res2 = node("Add", [out, x1], n + "_res2")
-        last = i == layers - 1
-        x = layer_norm(res2, p + ".output.LayerNorm", "token_vectors" if last else n + "_ln2")
+        name = n + "_ln2"
+        if i == layers - 1:
+            name = "token_vectors"
+        elif i == MID_LAYER:
+            name = "mid_vectors"
+        x = layer_norm(res2, p + ".output.LayerNorm", name)
 
     # Mean pooling over real tokens, then unit length (sentence-transformers' Pooling and
     # Normalize modules).
@@ -173,6 +185,7 @@ def build(model_dir: Path) -> bytes:
         [
             proto.value_info("embeddings", proto.FLOAT, ["batch", hidden]),
             proto.value_info("token_vectors", proto.FLOAT, ["batch", "seq", hidden]),
+            proto.value_info("mid_vectors", proto.FLOAT, ["batch", "seq", hidden]),
         ],
         inits,
         opsets=[("", OPSET), ("com.microsoft", 1)],

@@ -4,7 +4,7 @@ A live memory written by another worker process (or before a restart) reaches th
 without its contextual token vectors: the process that embedded it kept them, this one did
 not, and running it through MiniLM again is most of the classifier's cost over the guards
 when that happens (docs/performance.md, `bench.judge_cost`). Each text's token vectors are
-put here, in half precision (~23 KB for 30 tokens), for `MEMSIEVE_JUDGE_SHARE_TTL_S` (60 s:
+put here, in half precision (~46 KB for 30 tokens: the last layer and the middle one), for `MEMSIEVE_JUDGE_SHARE_TTL_S` (60 s:
 two processes taking turns on a namespace, a restart; 0: off), and a process that misses a text in its own cache reads it here before it runs the
 model. Half precision is what a process keeps for itself too (`MiniLMTokenEncoder.absorb`).
 
@@ -26,36 +26,47 @@ from memsieve.embedders.local import TokenVectors
 
 log = logging.getLogger("memsieve.embedders")
 
-_HEAD = struct.Struct("<4sHH")  # magic, tokens, dims
-_MAGIC = b"tv1\x00"
+_HEAD = struct.Struct("<4sHHB")  # magic, tokens, dims, layers (1: no middle layer)
+# tv2: the middle layer's vectors follow the last layer's (tv1 had the last layer only).
+_MAGIC = b"tv2\x00"
 
 
 def dumps(tv: TokenVectors) -> bytes:
-    """One text's token vectors as bytes: float16 vectors, word ids (-1: none), offsets."""
+    """One text's token vectors as bytes: float16 vectors (the last layer's, then the middle
+    layer's where the pass gave them), word ids (-1: none), offsets."""
     n, dims = tv.vectors.shape
     ids = np.array([-1 if w is None else w for w in tv.word_ids], dtype="<i4")
     offsets = np.array(tv.offsets, dtype="<i4").reshape(n, 2)
-    vecs = np.ascontiguousarray(tv.vectors, dtype="<f2")
-    return _HEAD.pack(_MAGIC, n, dims) + vecs.tobytes() + ids.tobytes() + offsets.tobytes()
+    layers = [tv.vectors] if tv.mid is None else [tv.vectors, tv.mid]
+    vecs = b"".join(np.ascontiguousarray(v, dtype="<f2").tobytes() for v in layers)
+    head = _HEAD.pack(_MAGIC, n, dims, len(layers))
+    return head + vecs + ids.tobytes() + offsets.tobytes()
 
 
 def loads(text: str, raw: bytes) -> TokenVectors | None:
     """The token vectors `dumps` wrote for `text`; None for bytes it did not write."""
     if len(raw) < _HEAD.size:
         return None
-    magic, n, dims = _HEAD.unpack_from(raw)
-    if magic != _MAGIC or len(raw) != _HEAD.size + n * dims * 2 + n * 4 + n * 8:
+    magic, n, dims, layers = _HEAD.unpack_from(raw)
+    size = _HEAD.size + layers * n * dims * 2 + n * 4 + n * 8
+    if magic != _MAGIC or layers not in (1, 2) or len(raw) != size:
         return None
     at = _HEAD.size
-    vecs = np.frombuffer(raw, "<f2", n * dims, at).reshape(n, dims).astype(np.float16)
-    at += n * dims * 2
+    vecs = [
+        np.frombuffer(raw, "<f2", n * dims, at + k * n * dims * 2)
+        .reshape(n, dims)
+        .astype(np.float16)
+        for k in range(layers)
+    ]
+    at += layers * n * dims * 2
     ids = np.frombuffer(raw, "<i4", n, at).tolist()
     offsets = np.frombuffer(raw, "<i4", 2 * n, at + n * 4).reshape(n, 2).tolist()
     return TokenVectors(
         text,
-        vecs,
+        vecs[0],
         tuple(None if w < 0 else w for w in ids),
         tuple((a, b) for a, b in offsets),
+        vecs[1] if layers == 2 else None,
     )
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-from memsieve.gate import judge_initials
+from memsieve.gate import judge_initials, judge_mid
 from memsieve.gate import text as gtext
 
 # What two words must share to count as one word (their keys), from the text analysis.
@@ -44,6 +44,8 @@ class WordVectors:
     # The model's sentence vector (mean of every token's vector, unit length: the
     # embedder's pooling), when a model made the word vectors.
     sentence: np.ndarray | None = None
+    # Each word's unit vector from the model's middle layer, where the pass gave one.
+    mid: np.ndarray | None = None
 
     # Computed once per text, not once per pair: a cached text meets many candidates.
     @cached_property
@@ -178,7 +180,8 @@ class MiniLMTokenEncoder:
 
 
 def _half(tv: TokenVectors) -> TokenVectors:
-    return replace(tv, vectors=tv.vectors.astype(np.float16))
+    mid = None if tv.mid is None else tv.mid.astype(np.float16)
+    return replace(tv, vectors=tv.vectors.astype(np.float16), mid=mid)
 
 
 def word_vectors(tv: TokenVectors) -> WordVectors:
@@ -192,18 +195,23 @@ def word_vectors(tv: TokenVectors) -> WordVectors:
     positions = [i for i, wid in enumerate(tv.word_ids) if wid is not None]
     if not positions:
         empty = np.zeros((0, tv.vectors.shape[-1]), dtype=np.float32)
-        return WordVectors((), (), empty, sentence=sentence)
+        return WordVectors((), (), empty, sentence=sentence, mid=None if tv.mid is None else empty)
     starts = [n for n, i in enumerate(positions) if n == 0 or tv.word_ids[i] != tv.word_ids[i - 1]]
     ends = [*starts[1:], len(positions)]
     found = tuple(
         tv.text[tv.offsets[positions[a]][0] : tv.offsets[positions[b - 1]][1]].lower()
         for a, b in zip(starts, ends, strict=True)
     )
-    # Unit length after the mean: the piece count divides out.
+    mat = _pooled(vecs, positions, starts)
+    mid = None if tv.mid is None else _pooled(tv.mid.astype(np.float32), positions, starts)
+    return WordVectors(found, tuple(is_content(w) for w in found), mat, sentence=sentence, mid=mid)
+
+
+def _pooled(vecs: np.ndarray, positions: list[int], starts: list[int]) -> np.ndarray:
+    """Each word's pieces summed, then unit length (the piece count divides out)."""
     mat = np.add.reduceat(vecs[positions], starts, axis=0)
     norms = np.linalg.norm(mat, axis=1, keepdims=True)
-    mat = (mat / np.maximum(norms, 1e-9)).astype(np.float32, copy=False)
-    return WordVectors(found, tuple(is_content(w) for w in found), mat, sentence=sentence)
+    return (mat / np.maximum(norms, 1e-9)).astype(np.float32, copy=False)
 
 
 class LexicalTokenEncoder:
@@ -216,10 +224,7 @@ class LexicalTokenEncoder:
     def encode(self, texts: Sequence[str]) -> list[WordVectors]:
         out = []
         for t in texts:
-            words = tuple(
-                w.lower()
-                for w in gtext._WORD.findall(t) or [t]  # noqa: SLF001
-            )
+            words = tuple(w.lower() for w in gtext._WORD.findall(t) or [t])  # noqa: SLF001
             keys = word_keys(words)
             vocab = {k: i for i, k in enumerate(dict.fromkeys(keys))}
             mat = np.zeros((len(words), max(1, len(vocab))), dtype=np.float32)
@@ -241,6 +246,10 @@ class Alignment:
     # (best over repeats). A word in another role has another context: "A depends on B" vs
     # "B depends on A" share every word, not every context. Empty when lexical.
     shared_context: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # The same at the model's middle layer (`memsieve.gate.judge_mid`), per content word of
+    # `a` and per word of any kind. Empty when lexical or the pass gave no middle layer.
+    mid_content: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    mid_any: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
@@ -249,17 +258,15 @@ def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
     if lexical or a.lexical or b.lexical or a.vectors.shape[1] != b.vectors.shape[1]:
         return _align_lexical(a, b)
     ia, ib = a.content_at, b.content_at
-    shared = np.zeros(0)
+    shared = mid_content = mid_any = np.zeros(0)
     if len(a.words) and len(b.words):
         sims = a.vectors @ b.vectors.T
-        same = _same_keys(a.keys, b.keys)
-        for i, span in judge_initials.one_word(a.words, a.keys, b.words, b.keys):
-            same[i, span] = True  # "PR" / "pull request", "200ms" / "200 ms"
-        for j, span in judge_initials.one_word(b.words, b.keys, a.words, a.keys):
-            same[span, j] = True
+        same = judge_initials.same_words(a.words, a.keys, b.words, b.keys)
         rows = ia[same[ia].any(axis=1)]
         if len(rows):
             shared = np.where(same[rows], sims[rows], -np.inf).max(axis=1).astype(np.float64)
+        if a.mid is not None and b.mid is not None:
+            mid_content, mid_any = judge_mid.shared(a.mid, b.mid, a.content, same)
         sims = np.where(same, 1.0, sims)
         a_best = sims[ia].max(axis=1) if len(ia) else np.zeros(0)
         b_best = sims[:, ib].max(axis=0) if len(ib) else np.zeros(0)
@@ -271,16 +278,9 @@ def align(a: WordVectors, b: WordVectors, lexical: bool = False) -> Alignment:
         tuple(b.words[i] for i in ib),
         np.asarray(b_best, dtype=np.float64),
         shared,
+        mid_content,
+        mid_any,
     )
-
-
-def _same_keys(ka: np.ndarray, kb: np.ndarray) -> np.ndarray:
-    """same[i, j]: word i of `a` and word j of `b` share a non-empty key (compared as one
-    small integer per distinct key of the pair, not as Python strings cell by cell)."""
-    codes: dict[str, int] = {"": -1}
-    ca = np.fromiter((codes.setdefault(k, len(codes)) for k in ka), dtype=np.int64, count=len(ka))
-    cb = np.fromiter((codes.get(k, -2) if k else -2 for k in kb), dtype=np.int64, count=len(kb))
-    return ca[:, None] == cb[None, :]
 
 
 def _align_lexical(a: WordVectors, b: WordVectors) -> Alignment:

@@ -3,8 +3,9 @@
 For every close pair: the hard guards (numbers, identifiers, dates) veto first; otherwise the
 token alignment and the soft guards' signals become features (`memsieve.gate.judge_features`)
 and two logistic models, trained by scripts/train_judge.py on the training splits only, give
-P(same) and P(update | not same). A supersede needs P(same) at or above the trained cut:
-positive evidence of one fact, not the mere absence of a veto.
+P(same) and P(update | not same). A supersede needs P(same) at or above the trained cut (a
+higher one for pairs of nearly the same words, `Weights.cut_for`): positive evidence of one
+fact, not the mere absence of a veto.
 
 The weights live in worker/gate/data/judge_classifier.json (`memsieve.gate.judge_weights`).
 """
@@ -114,24 +115,25 @@ class ClassifierJudge:
             f = next(feats)
             vetoes = f.hard_vetoes + f.soft_vetoes
             p_same = self.weights.same.p(f.values)
+            cut = self.weights.cut_for(f.values)
             diff = _diff_detail(f)
             if f.hard_vetoes:
                 verdict, score = self._not_same(f, 0.0, inc, cand)
                 detail = "; ".join(f"{v.guard}: {v.detail}" for v in f.hard_vetoes)
-            elif p_same >= self.weights.same_cut and not judge_rules.never_same(f):
+            elif p_same >= cut and not judge_rules.never_same(f):
                 result.append(
                     Judgement(
                         Verdict.SAME,
                         round(p_same, 4),
                         self.name,
-                        f"p(same) {p_same:.2f} >= {self.weights.same_cut:.2f}",
+                        f"p(same) {p_same:.2f} >= {cut:.2f}",
                         vetoes,
                     )
                 )
                 continue
             else:
                 verdict, score = self._not_same(f, p_same, inc, cand)
-                detail = f"p(same) {p_same:.2f} < {self.weights.same_cut:.2f}"
+                detail = f"p(same) {p_same:.2f} < {cut:.2f}"
                 if f.soft_vetoes:
                     detail += "; " + "; ".join(f"{v.guard}: {v.detail}" for v in f.soft_vetoes)
             if diff:
@@ -292,9 +294,5 @@ VALUE_GUARDS = frozenset(
 
 
 def _diff_detail(f: PairFeatures) -> str:
-    parts = []
-    if f.unaligned_b:
-        parts.append("incoming unaligned: " + ", ".join(f.unaligned_b[:4]))
-    if f.unaligned_a:
-        parts.append("memory unaligned: " + ", ".join(f.unaligned_a[:4]))
-    return "; ".join(parts)
+    sides = (("incoming", f.unaligned_b), ("memory", f.unaligned_a))
+    return "; ".join(f"{who} unaligned: " + ", ".join(words[:4]) for who, words in sides if words)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from memsieve.gate import guards as gguards
-from memsieve.gate import judge_converse, judge_exchange, judge_shapes
+from memsieve.gate import judge_converse, judge_exchange, judge_mid, judge_shapes
 from memsieve.gate import text as gtext
 from memsieve.gate.decide import Veto
 from memsieve.gate.judge_align import Alignment, word_key, word_keys
@@ -71,6 +71,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "diff_pos_mean",
     "clause_moved",
     "polarity_mismatch",
+    *(f"mid_{w}_{s}" for w in ("content", "any") for s in judge_mid.STATS),
 )
 
 
@@ -278,6 +279,8 @@ def pair_features(
             float(judge_shapes.clause_moved(an_a.words, an_b.words)),
             # "never X" / "X is off limits": a negator and a word of prohibition agree.
             float((an_a.negated != prohibits(text_a)) != (an_b.negated != prohibits(text_b))),
+            *judge_mid.stats(alignment.mid_content),
+            *judge_mid.stats(alignment.mid_any),
         ],
         dtype=np.float64,
     )

@@ -170,3 +170,26 @@ def one_word(
     yield from spelled_out(one, two)
     yield from written_together(one, two)
     yield from said_as(one_keys, two_keys)
+
+
+def same_words(
+    a_words: tuple[str, ...], a_keys: Keys, b_words: tuple[str, ...], b_keys: Keys
+) -> np.ndarray:
+    """same[i, j]: word i of `a` and word j of `b` are one word: they share a non-empty key,
+    or one stands for a run of the other's words ("PR" / "pull request",
+    "200ms" / "200 ms")."""
+    same = _same_keys(a_keys, b_keys)
+    for i, span in one_word(a_words, a_keys, b_words, b_keys):
+        same[i, span] = True
+    for j, span in one_word(b_words, b_keys, a_words, a_keys):
+        same[span, j] = True
+    return same
+
+
+def _same_keys(ka: Keys, kb: Keys) -> np.ndarray:
+    """same[i, j]: word i of `a` and word j of `b` share a non-empty key (compared as one
+    small integer per distinct key of the pair, not as Python strings cell by cell)."""
+    codes: dict[str, int] = {"": -1}
+    ca = np.fromiter((codes.setdefault(k, len(codes)) for k in ka), dtype=np.int64, count=len(ka))
+    cb = np.fromiter((codes.get(k, -2) if k else -2 for k in kb), dtype=np.int64, count=len(kb))
+    return ca[:, None] == cb[None, :]

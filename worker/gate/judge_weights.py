@@ -92,12 +92,27 @@ def model_from_obj(obj: dict[str, Any] | list[float] | None) -> Model | MeanMode
     )
 
 
+# Where the overlap cut reads a pair's share of common content words.
+_JACCARD = FEATURE_NAMES.index("jaccard")
+
+
 @dataclass(frozen=True)
 class Weights:
     same: Model | MeanModel
     same_cut: float
     update: Model | MeanModel | None
     update_cut: float = 0.5
+    # Pairs whose content words are nearly one set (Jaccard >= overlap_from: PAWS' shape,
+    # the same words reordered, where a swap changes the fact) have their own cut of P(same),
+    # never under same_cut; train_judge.py chooses both out of fold. None: one cut for all.
+    overlap_from: float | None = None
+    overlap_cut: float = 0.0
+
+    def cut_for(self, values: np.ndarray) -> float:
+        """The cut of P(same) for a pair with these features."""
+        if self.overlap_from is not None and values[_JACCARD] >= self.overlap_from:
+            return max(self.same_cut, self.overlap_cut)
+        return self.same_cut
 
 
 @lru_cache(maxsize=1)
@@ -117,11 +132,14 @@ def weights_from_json(raw: str) -> Weights:
         raise ValueError("judge weights were trained on other features; rerun train_judge.py")
     same = model_from_obj(obj["same"])
     assert same is not None
+    overlap = obj.get("overlap_cut")
     return Weights(
         same,
         float(obj["same_cut"]),
         model_from_obj(obj.get("update")),
         float(obj.get("update_cut", 0.5)),
+        None if overlap is None else float(overlap["from"]),
+        0.0 if overlap is None else float(overlap["cut"]),
     )
 
 
