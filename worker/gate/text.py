@@ -280,13 +280,15 @@ _GLUED_QUANTITY = re.compile(
     r"^\d+(?:\.\d+)?(?:" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")$",
     re.IGNORECASE,
 )
+# The duration units, longest first, as one alternation.
+_DURATION_UNITS = "|".join(
+    sorted((u for u, (k, _) in _UNITS.items() if k == "duration"), key=len, reverse=True)
+)
 # A rate said as a count per unit ("twice a minute" == "every 30 seconds", "3 times an
 # hour" == "every 20 minutes"): the interval it means, compared like any duration.
 _TIMES_PER = re.compile(
     r"\b(once|twice|thrice|(\d+(?:\.\d+)?)\s+times)\s+(?:a|an|per|each|every)\s+("
-    + "|".join(
-        sorted((u for u, (k, _) in _UNITS.items() if k == "duration"), key=len, reverse=True)
-    )
+    + _DURATION_UNITS
     + r")\b",
     re.IGNORECASE,
 )
@@ -298,8 +300,8 @@ _MORE_NUMBER_WORDS = {"fifteen": "15", "sixty": "60", "ninety": "90"}
 _MONTH = 31536000.0 / 12
 _DAYS_30 = 30 * 86400.0
 # Schedules said with an adverb ("fortnightly" == "every two weeks", "daily" == "every 24
-# hours"): a soft quantity, like "an hour", that matches the other text's number and never
-# vetoes on its own.
+# hours"): a soft quantity, like "an hour", that matches the other text's number and vetoes
+# only against another period said softly that differs (`changed_periods`).
 _FREQUENCY_WORDS = {
     "half-hourly": 1800.0,
     "hourly": 3600.0,
@@ -317,11 +319,7 @@ _FREQUENCY_WORDS = {
 _FREQUENCY = re.compile(r"(?<![\w-])(" + "|".join(_FREQUENCY_WORDS) + r")\b", re.IGNORECASE)
 # "every other week" == "every two weeks"; "every quarter" == "quarterly" (not "a quarter of").
 _EVERY_OTHER = re.compile(
-    r"\b(?:every|each)\s+(?:other|second)\s+("
-    + "|".join(
-        sorted((u for u, (k, _) in _UNITS.items() if k == "duration"), key=len, reverse=True)
-    )
-    + r")\b",
+    r"\b(?:every|each)\s+(?:other|second)\s+(" + _DURATION_UNITS + r")\b",
     re.IGNORECASE,
 )
 _EVERY_QUARTER = re.compile(
