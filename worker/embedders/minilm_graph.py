@@ -7,7 +7,7 @@ sentence-transformers' mean pooling and L2 normalisation at the end. The graph t
 (float32, batch x 384, unit length) and, from the same forward pass, `token_vectors`
 (float32, batch x sequence x 384: the last hidden state, before pooling; rows of padding
 positions are not meaningful) and `mid_vectors` (the same shape: the hidden state after layer
-MID_LAYER + 1 of 6, where a word's vector still says where it stands in the sentence). The token
+MID_LAYER + 1 of 6, which keeps more of each word's surroundings than the last). The token
 vectors are what the pair classifier aligns words with (worker.gate.judge_align); a caller that
 does not ask for them pays nothing for them.
 

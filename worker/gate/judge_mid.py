@@ -1,12 +1,14 @@
-"""The pair classifier's middle-layer features: where a shared word stands in each sentence.
+"""The pair classifier's middle-layer features: how each shared word's context changed.
 
-The final layer of all-MiniLM-L6-v2 is trained for sentence meaning, and a word's vector there
-says little about its place: "flights from Paris to Rome" and "flights from Rome to Paris"
-share every word and nearly every final-layer context. A middle layer (the graph's
-`mid_vectors`, `memsieve.embedders.minilm_graph.MID_LAYER`) still carries word order, so the
-same word in another role has a visibly other vector there. Per word found on both sides (by
-the alignment's `same` matrix: keys, initialisms), the best cosine of its middle-layer vector
-with its matches; `stats` summarises them as features.
+The final layer of all-MiniLM-L6-v2 is trained for sentence meaning; a middle layer (the
+graph's `mid_vectors`, `memsieve.embedders.minilm_graph.MID_LAYER`) keeps more of each word's
+surroundings. Per word found on both sides (by the alignment's `same` matrix: keys,
+initialisms), the best cosine of its middle-layer vector with its matches'; `stats`
+summarises them as features. Their worth is measured, not argued: out of fold on the
+training pairs they raise PAWS dev recall at 0.925 precision from 0.492 to 0.561
+(docs/dedupe-quality.md, stop 40). They are no swap detector: "flights from Paris to Rome" /
+"... from Rome to Paris" keeps every shared word above 0.98 there, while moving a clause
+("On Tuesdays, flights ...") takes one to 0.89; the classifier weighs them with the rest.
 """
 
 from __future__ import annotations
