@@ -4,8 +4,9 @@ A live memory written by another worker process (or before a restart) reaches th
 without its contextual token vectors: the process that embedded it kept them, this one did
 not, and running it through MiniLM again is most of the classifier's cost over the guards
 when that happens (docs/performance.md, `bench.judge_cost`). Each text's token vectors are
-put here, in half precision (~46 KB for 30 tokens: the last layer and the middle one), for `MEMSIEVE_JUDGE_SHARE_TTL_S` (60 s:
-two processes taking turns on a namespace, a restart; 0: off), and a process that misses a text in its own cache reads it here before it runs the
+put here, in half precision (~46 KB for 30 tokens: the last layer and the middle one), for
+`MEMSIEVE_JUDGE_SHARE_TTL_S` (60 s: two processes taking turns on a namespace, a restart; 0:
+off), and a process that misses a text in its own cache reads it here before it runs the
 model. Half precision is what a process keeps for itself too (`MiniLMTokenEncoder.absorb`).
 
 Redis trouble never fails a judgment: a failed read is a miss (the model runs), a failed
