@@ -83,6 +83,17 @@ def _vetoes(old: str, new: str, target: str | None = None) -> list[str]:
             "Game days happen in the third quarter.",
             "identifiers",
         ),
+        # a hyphenated name in a named slot, replaced
+        (
+            "Metrics are scraped under the job billing-api.",
+            "Metrics are scraped under the job billing-worker.",
+            "identifiers",
+        ),
+        (
+            "The S3 bucket acme-logs-prod stores ALB logs.",
+            "The S3 bucket acme-logs-stage stores ALB logs.",
+            "identifiers",
+        ),
         ("The tag must be app:stable.", "The tag must be app:latest.", "identifiers"),
         ("Logs go to /var/log/app/worker.log.", "Logs go to /var/log/app/api.log.", "identifiers"),
         (
@@ -203,6 +214,12 @@ def test_trap_is_vetoed_by_its_guard(old: str, new: str, guard: str) -> None:
         ("The nightly backup runs at 02:00 UTC.", "The nightly backup runs at 02:00."),
         ("Today the deploys use Argo CD.", "The deploys use Argo CD."),
         ("We sat down with the DBA team.", "We met with the DBA team."),
+        # the same slot's name, said around it
+        (
+            "Terraform state for prod lives in the S3 bucket acme-tf-state-prod.",
+            "Prod's Terraform state is stored in the acme-tf-state-prod S3 bucket.",
+        ),
+        ("The Kafka topic user-events is compacted.", "The user-events Kafka topic is compacted."),
         # words joined by a slash, said apart
         (
             "The metrics/alerts dashboards belong to SRE.",

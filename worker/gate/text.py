@@ -141,6 +141,19 @@ _SEASON = re.compile(
     re.IGNORECASE,
 )
 # "end of (the) (business) day" / "close of business" == "EOD", and so on for week to year.
+# A hyphenated name in a named slot ("the S3 bucket acme-logs-prod", "Prometheus job
+# billing-api"): an identifier, not a compound ("billing-api" / "billing-worker" is another
+# job). Names with "_" or "/" are identifiers already.
+_SLOT_NOUNS = (
+    "namespace workspace job project service team pool vault bucket schema space channel queue "
+    "topic cluster database table repo repository branch host account role group index stream "
+    "pipeline environment env region profile tenant org dataset"
+).split()
+_SLOT = re.compile(
+    r"\b(?:" + "|".join(_SLOT_NOUNS) + r")s?\s+(?:named\s+|called\s+)?"
+    r"([A-Za-z0-9][\w.]*(?:-[\w.]+)+)",
+    re.IGNORECASE,
+)
 _END_OF = re.compile(
     r"\b(?:(?:end|close) of (?:the )?(?:business |working )?(day|week|month|quarter|year)"
     r"|close of business|cob)\b",
@@ -991,6 +1004,7 @@ def analyse(text: str) -> Analysis:
     text = _APPROX.sub("", text)  # "~50 builds" == "about 50 builds"
     text = _END_OF.sub(lambda m: "eo" + (m.group(1) or "d")[0].lower(), text)
     text = _NTH_QUARTER.sub(lambda m: f"Q{_nth(m.group(1))[0]}", text)
+    identifiers |= {norm_word(v.rstrip(".")) for v in _SLOT.findall(text)} - {""}
     text = _ISO_DATE.sub(
         lambda m: f"{_CALENDAR[int(m.group(2)) - 1]} {int(m.group(3))} {m.group(1)}", text
     )
@@ -1374,7 +1388,7 @@ def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
     """Terms of one text that the other text never mentions (sorted, for stable details)."""
     out = []
     for t in terms:
-        if t in other.vocabulary:
+        if t in other.vocabulary or t in other.compounds:
             continue
         if stem(t) in other.vocabulary:
             continue
