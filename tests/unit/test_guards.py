@@ -83,6 +83,18 @@ def _vetoes(old: str, new: str, target: str | None = None) -> list[str]:
             "Game days happen in the third quarter.",
             "identifiers",
         ),
+        # a span said from now or by its place in a month, replaced
+        ("The retro is next week.", "The retro is the week after next.", "dates"),
+        (
+            "Demos are in the last week of August.",
+            "Demos are in the first week of August.",
+            "dates",
+        ),
+        (
+            "Changes take effect the next business day.",
+            "Changes take effect the same business day.",
+            "dates",
+        ),
         # a hyphenated name in a named slot, replaced
         (
             "Metrics are scraped under the job billing-api.",
@@ -214,6 +226,16 @@ def test_trap_is_vetoed_by_its_guard(old: str, new: str, guard: str) -> None:
         ("The nightly backup runs at 02:00 UTC.", "The nightly backup runs at 02:00."),
         ("Today the deploys use Argo CD.", "The deploys use Argo CD."),
         ("We sat down with the DBA team.", "We met with the DBA team."),
+        ("Dashboards show yesterday's data.", "Dashboards show the previous day's data."),
+        (
+            "Deploys are frozen in the last week of December.",
+            "No deploys in December's final week.",
+        ),
+        (
+            "Invoices go out on the first day of each month.",
+            "Invoices go out on the 1st of every month.",
+        ),
+        ("He moved to Oslo the following year.", "He moved to Oslo the next year."),
         # the same slot's name, said around it
         (
             "Terraform state for prod lives in the S3 bucket acme-tf-state-prod.",

@@ -154,6 +154,28 @@ _SLOT = re.compile(
     r"([A-Za-z0-9][\w.]*(?:-[\w.]+)+)",
     re.IGNORECASE,
 )
+# A span said from now ("next week", "the same business day", "the week after next") or by
+# its place in a month ("the last week of August"): a date term ("span:next-week",
+# "span:week-of-last"; the prefix keeps the guards' readings of hyphenated words off it).
+_SPAN_OF = re.compile(r"\b(first|second|third|fourth|last|final)\s+(week|weekend)\s+of\b", re.I)
+_AFTER_NEXT = re.compile(r"\b(day|week|month|year)\s+after\s+next\b", re.I)
+_SPAN = re.compile(
+    r"\b(this|next|last|previous|coming|following|same)\s+(?:business\s+|working\s+)?"
+    r"(day|week|weekend|month|quarter|year|sprint)\b",
+    re.IGNORECASE,
+)
+_SPAN_WORD = {"previous": "last", "coming": "next", "following": "next", "final": "last"}
+_SPAN_DAY = {"span:this-day": "today", "span:next-day": "tomorrow", "span:last-day": "yesterday"}
+# Said on one side only, a span is a rewording's detail ("last year", "the final week");
+# replaced by another, a changed date.
+_SPAN_UNITS = ("day", "week", "weekend", "month", "quarter", "year", "sprint")
+DROPPABLE_DATES |= {f"span:{w}-{u}" for w in ("this", "next", "last", "same") for u in _SPAN_UNITS}
+DROPPABLE_DATES |= {f"span:{u}-after-next" for u in _SPAN_UNITS}
+DROPPABLE_DATES |= {
+    f"span:{u}-of-{o}"
+    for u in ("week", "weekend")
+    for o in "first second third fourth last".split()
+}
 _END_OF = re.compile(
     r"\b(?:(?:end|close) of (?:the )?(?:business |working )?(day|week|month|quarter|year)"
     r"|close of business|cob)\b",
@@ -1004,6 +1026,9 @@ def analyse(text: str) -> Analysis:
     text = _APPROX.sub("", text)  # "~50 builds" == "about 50 builds"
     text = _END_OF.sub(lambda m: "eo" + (m.group(1) or "d")[0].lower(), text)
     text = _NTH_QUARTER.sub(lambda m: f"Q{_nth(m.group(1))[0]}", text)
+    spans = _spans(text)
+    dates |= spans
+    vocab |= spans
     identifiers |= {norm_word(v.rstrip(".")) for v in _SLOT.findall(text)} - {""}
     text = _ISO_DATE.sub(
         lambda m: f"{_CALENDAR[int(m.group(2)) - 1]} {int(m.group(3))} {m.group(1)}", text
@@ -1198,6 +1223,24 @@ def _quantity(kind: str, value: float) -> str:
 UNIT_CONTRASTS = frozenset(
     {"seconds minutes hours days weeks months", "ms milliseconds s sec secs", "kb mb gb tb"}
 )
+
+
+def _spans(text: str) -> set[str]:
+    """Spans said from now ("span:next-week", "span:week-after-next") or by their place in a
+    month ("span:week-of-last"), as date terms; "last week of" is read once, as the place."""
+    found: set[str] = set()
+    taken: list[range] = []
+    for m in _SPAN_OF.finditer(text):
+        place = m.group(1).lower()
+        found.add(f"span:{m.group(2).lower()}-of-{_SPAN_WORD.get(place, place)}")
+        taken.append(range(m.start(), m.end()))
+    found |= {f"span:{m.group(1).lower()}-after-next" for m in _AFTER_NEXT.finditer(text)}
+    for m in _SPAN.finditer(text):
+        if not any(m.start() in r for r in taken):
+            word = m.group(1).lower()
+            term = f"span:{_SPAN_WORD.get(word, word)}-{m.group(2).lower()}"
+            found.add(_SPAN_DAY.get(term, term))
+    return found
 
 
 def changed_periods(a: Analysis, b: Analysis) -> tuple[list[str], list[str]]:
