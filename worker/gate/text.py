@@ -112,13 +112,19 @@ def _nth(ordinal: str) -> str:
 
 
 # Days said from today and deadlines said as an end ("EOD", "end of the week"): dates like
-# a weekday, so "today" / "tomorrow" or "EOD" / "EOW" is a changed date.
-# A time of day, like a day said from today, may be said on one side only ("Today deploys use
-# Argo", "the 3am UTC job" / "the 3am job"): `DROPPABLE_DATES`; replaced, it is a change.
+# a weekday, so "today" / "tomorrow" or "EOD" / "EOW" is a changed date. A day said from
+# today or a time of day may be said on one side only ("Today deploys use Argo", "the 3am UTC
+# job" / "the 3am job"): `DROPPABLE_DATES`; replaced by another, it is a change.
 _DAY_PARTS = {"morning", "afternoon", "evening", "night"}
 DROPPABLE_DATES = frozenset({"today", "tonight", "tomorrow", "yesterday", *_DAY_PARTS})
 DATE_WORDS = set(_MONTHS) | set(_WEEKDAYS) | {"weekend", "weekday", *DROPPABLE_DATES}
 DATE_WORDS |= {"eod", "eow", "eom", "eoq", "eoy", "christmas", "thanksgiving", "easter"}
+# "end of (the) (business) day" / "close of business" == "EOD", and so on for week to year.
+_END_OF = re.compile(
+    r"\b(?:(?:end|close) of (?:the )?(?:business |working )?(day|week|month|quarter|year)"
+    r"|close of business|cob)\b",
+    re.IGNORECASE,
+)
 # Weekdays shortened ("Wed", "Thurs"); "Sat" and "Sun" only capitalised (else "sat", "sun").
 _WEEKDAY_ABBR = {a: d for d in _WEEKDAYS for a in (d[:3], d[:4], d[:5]) if a != d}
 _WEEKDAY_ABBR |= {"thur": "thursday", "thurs": "thursday", "weds": "wednesday"}
@@ -140,7 +146,27 @@ _SEASON = re.compile(
     r"(spring|summer|autumn|winter)\b|\b(spring|summer|autumn|winter)\s+(?:of\s+)?'?\d{2,4}\b",
     re.IGNORECASE,
 )
-# "end of (the) (business) day" / "close of business" == "EOD", and so on for week to year.
+# A span said from now ("next week", "the same business day", "the week after next") or by
+# its place in a month ("the last week of August"): a date term ("span:next-week",
+# "span:week-of-last"; the prefix keeps the guards' readings of hyphenated words off it).
+# Said on one side only, a span is a rewording's detail ("last year", "the final week");
+# replaced by another, a changed date.
+_SPAN_UNITS = ("day", "week", "weekend", "month", "quarter", "year", "sprint")
+_SPAN_PLACES = ("first", "second", "third", "fourth", "last")
+_SPAN_WORD = {"previous": "last", "coming": "next", "following": "next", "final": "last"}
+_SPAN_DAY = {"span:this-day": "today", "span:next-day": "tomorrow", "span:last-day": "yesterday"}
+_SPAN_OF = re.compile(
+    r"\b(" + "|".join((*_SPAN_PLACES, "final")) + r")\s+(week|weekend)\s+of\b", re.I
+)
+_AFTER_NEXT = re.compile(r"\b(day|week|month|year)\s+after\s+next\b", re.I)
+_SPAN = re.compile(
+    r"\b(this|next|last|previous|coming|following|same)\s+(?:business\s+|working\s+)?"
+    r"(" + "|".join(_SPAN_UNITS) + r")\b",
+    re.IGNORECASE,
+)
+DROPPABLE_DATES |= {f"span:{w}-{u}" for w in ("this", "next", "last", "same") for u in _SPAN_UNITS}
+DROPPABLE_DATES |= {f"span:{u}-after-next" for u in _SPAN_UNITS}
+DROPPABLE_DATES |= {f"span:{u}-of-{o}" for u in ("week", "weekend") for o in _SPAN_PLACES}
 # A hyphenated name in a named slot ("the S3 bucket acme-logs-prod", "Prometheus job
 # billing-api"): an identifier, not a compound ("billing-api" / "billing-worker" is another
 # job). Names with "_" or "/" are identifiers already.
@@ -152,33 +178,6 @@ _SLOT_NOUNS = (
 _SLOT = re.compile(
     r"\b(?:" + "|".join(_SLOT_NOUNS) + r")s?\s+(?:named\s+|called\s+)?"
     r"([A-Za-z0-9][\w.]*(?:-[\w.]+)+)",
-    re.IGNORECASE,
-)
-# A span said from now ("next week", "the same business day", "the week after next") or by
-# its place in a month ("the last week of August"): a date term ("span:next-week",
-# "span:week-of-last"; the prefix keeps the guards' readings of hyphenated words off it).
-_SPAN_OF = re.compile(r"\b(first|second|third|fourth|last|final)\s+(week|weekend)\s+of\b", re.I)
-_AFTER_NEXT = re.compile(r"\b(day|week|month|year)\s+after\s+next\b", re.I)
-_SPAN = re.compile(
-    r"\b(this|next|last|previous|coming|following|same)\s+(?:business\s+|working\s+)?"
-    r"(day|week|weekend|month|quarter|year|sprint)\b",
-    re.IGNORECASE,
-)
-_SPAN_WORD = {"previous": "last", "coming": "next", "following": "next", "final": "last"}
-_SPAN_DAY = {"span:this-day": "today", "span:next-day": "tomorrow", "span:last-day": "yesterday"}
-# Said on one side only, a span is a rewording's detail ("last year", "the final week");
-# replaced by another, a changed date.
-_SPAN_UNITS = ("day", "week", "weekend", "month", "quarter", "year", "sprint")
-DROPPABLE_DATES |= {f"span:{w}-{u}" for w in ("this", "next", "last", "same") for u in _SPAN_UNITS}
-DROPPABLE_DATES |= {f"span:{u}-after-next" for u in _SPAN_UNITS}
-DROPPABLE_DATES |= {
-    f"span:{u}-of-{o}"
-    for u in ("week", "weekend")
-    for o in "first second third fourth last".split()
-}
-_END_OF = re.compile(
-    r"\b(?:(?:end|close) of (?:the )?(?:business |working )?(day|week|month|quarter|year)"
-    r"|close of business|cob)\b",
     re.IGNORECASE,
 )
 
@@ -1026,16 +1025,14 @@ def analyse(text: str) -> Analysis:
     text = _APPROX.sub("", text)  # "~50 builds" == "about 50 builds"
     text = _END_OF.sub(lambda m: "eo" + (m.group(1) or "d")[0].lower(), text)
     text = _NTH_QUARTER.sub(lambda m: f"Q{_nth(m.group(1))[0]}", text)
-    spans = _spans(text)
-    dates |= spans
-    vocab |= spans
     identifiers |= {norm_word(v.rstrip(".")) for v in _SLOT.findall(text)} - {""}
     text = _ISO_DATE.sub(
         lambda m: f"{_CALENDAR[int(m.group(2)) - 1]} {int(m.group(3))} {m.group(1)}", text
     )
-    seasons = {x.lower() for m in _SEASON.findall(text) for x in m if x}
-    dates |= seasons
-    vocab |= seasons
+    # Dates said as phrases: spans from now, places in a month, seasons.
+    said = _spans(text) | {x.lower() for m in _SEASON.findall(text) for x in m if x}
+    dates |= said
+    vocab |= said
     multiples = _MULTIPLE.findall(text)
     text = _PERCENTILE.sub(r"p\1", spell_out_numbers(text.translate(_DASHES)))
     ratios = _ratio_readings(multiples, text)
