@@ -7,9 +7,7 @@ guards look at (digits, identifiers, dates, names, negation, who-does-what-to-wh
 guards are where precision comes from; the threshold is where recall comes from.
 
 A correction that names its target (`incoming.target_memory_id == candidate.memory_id`) is
-never vetoed: the producer said explicitly which memory it replaces.
-
-Every guard costs tens of microseconds: the text analysis is cached per text.
+never vetoed. Every guard costs tens of microseconds: the text analysis is cached per text.
 """
 
 from __future__ import annotations
@@ -24,8 +22,8 @@ from memsieve.gate.text import Analysis
 from memsieve.schemas.memory import memory_text  # the one join: embedded, hashed, compared
 
 # The swapped-roles and negation checks apply only when the two texts share at least this
-# fraction of their content words: the same sentence with its parts exchanged or a "not"
-# added. A rewording changes the words; the embedding judges those.
+# fraction of their content words (the same sentence with its parts exchanged or a "not"
+# added); a rewording changes the words.
 SWAP_MIN_OVERLAP = 0.7
 NEGATION_MIN_OVERLAP = 0.6
 ANCHOR_MAX_DESCENTS = 0
@@ -50,9 +48,15 @@ def _analysis(heading: str, content: str) -> Analysis:
     return text.analyse(memory_text(heading, content))
 
 
-def _set_guard(name: str, attr: str, droppable: Callable[[str], bool] | None = None) -> Guard:
+def _set_guard(
+    name: str,
+    attr: str,
+    droppable: Callable[[str], bool] | None = None,
+    changed: Callable[[Analysis, Analysis], tuple[list[str], list[str]]] | None = None,
+) -> Guard:
     """A guard that vetoes when either text has a term of class `attr` the other lacks;
-    terms that are `droppable` may be missing from one text while the other adds none."""
+    terms that are `droppable` may be missing from one text while the other adds none; and
+    when `changed` finds terms the two texts say differently."""
 
     def guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
         pair = _pair(incoming, candidate)
@@ -61,6 +65,8 @@ def _set_guard(name: str, attr: str, droppable: Callable[[str], bool] | None = N
         a, b = pair
         new = text.unmatched(getattr(a, attr), b)
         old = text.unmatched(getattr(b, attr), a)
+        if changed is not None and not new and not old:
+            new, old = changed(a, b)
         if droppable is not None:
             if not old and all(map(droppable, new)):
                 new = []
@@ -92,46 +98,43 @@ def numbers_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
     return [Veto("numbers", diff_detail(new, old))]
 
 
-# A product name in PascalCase that one text drops ("HashiCorp Vault" / "Vault", "ESLint
-# rule" / "rule") while the other adds no identifier: a name, like `entities`, vetoes only
-# when replaced.
-identifiers_guard = _set_guard("identifiers", "identifiers", droppable=text.is_product_name)
+# A product name in PascalCase that one text drops ("HashiCorp Vault" / "Vault") vetoes only
+# when replaced; a slot's hyphenated name is compared as written ("bucket acme-data-exports" /
+# "bucket acme-data-export": another bucket, where `unmatched` folds the plural).
+identifiers_guard = _set_guard(
+    "identifiers", "identifiers", text.is_product_name, text.changed_slot_names
+)
 # "yesterday" said on one side only is a rewording; "today" / "tomorrow" is a changed date.
-dates_guard = _set_guard("dates", "dates", droppable=text.DROPPABLE_DATES.__contains__)
+dates_guard = _set_guard("dates", "dates", text.droppable_date, text.changed_moments)
 
 
-def entities_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
-    """Veto when each text names something the other does not (Missouri vs America).
+def _substitution_guard(name: str, attr: str, doc: str) -> Guard:
+    """A guard that vetoes only a substitution: a term of class `attr` on each side that the
+    other lacks. A rewording may drop one ("the Docker image" -> "the image")."""
 
-    A rewording may drop a name ("the Docker image" -> "the image"); only a substitution,
-    a name on each side that the other lacks, means a different subject.
-    """
-    pair = _pair(incoming, candidate)
-    if pair is None:
-        return []
-    a, b = pair
-    new = text.unmatched(a.entities, b)
-    old = text.unmatched(b.entities, a)
-    if not new or not old:
-        return []
-    return [Veto("entities", diff_detail(new, old))]
+    def guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
+        pair = _pair(incoming, candidate)
+        if pair is None:
+            return []
+        new = text.unmatched(getattr(pair[0], attr), pair[1])
+        old = text.unmatched(getattr(pair[1], attr), pair[0])
+        return [Veto(name, diff_detail(new, old))] if new and old else []
+
+    guard.__name__, guard.__doc__ = f"{name}_guard", doc
+    return guard
 
 
-def compounds_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:
-    """Veto when each text has a hyphenated term the other lacks (web-frontend vs web-backend).
-
-    Substitution only, like names: "hand-edit" reworded to "edit by hand" still matches, and
-    a dropped compound is not a different fact.
-    """
-    pair = _pair(incoming, candidate)
-    if pair is None:
-        return []
-    a, b = pair
-    new = text.unmatched(a.compounds, b)
-    old = text.unmatched(b.compounds, a)
-    if not new or not old:
-        return []
-    return [Veto("compounds", diff_detail(new, old))]
+entities_guard = _substitution_guard(
+    "entities",
+    "entities",
+    "Veto when each text names something the other does not (Missouri vs America).",
+)
+# "hand-edit" reworded to "edit by hand" still matches; a dropped compound is no new fact.
+compounds_guard = _substitution_guard(
+    "compounds",
+    "compounds",
+    "Veto when each text has a hyphenated term the other lacks (web-frontend vs web-backend).",
+)
 
 
 def contrast_guard(incoming: Incoming, candidate: Candidate) -> list[Veto]:

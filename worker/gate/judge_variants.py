@@ -76,7 +76,16 @@ def surface_same(live: str, incoming: str) -> bool:
         return False
     # (cached per text: a text meets several candidates)
     a, b = surface_key(unlabelled(live)), surface_key(unlabelled(incoming))
-    return bool(a) and a == b
+    # ... but an address, a path or a name in code is compared as written:
+    # "no-reply@acme.io" / "noreply@acme.io" is another mailbox.
+    return bool(a) and a == b and _code_tokens(live) == _code_tokens(incoming)
+
+
+_CODE_TOKEN = re.compile(r"[^\s`'\"()]*(?:[@/_]|\w\.\w)[^\s`'\"()]*")
+
+
+def _code_tokens(text: str) -> list[str]:
+    return [t.rstrip(".,;:!?").lower() for t in _CODE_TOKEN.findall(text)]
 
 
 _TYPO_TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[.\-/][A-Za-z0-9_]+)*")

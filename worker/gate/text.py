@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memsieve.gate import phrases
+
 # A token: a URL, or a run of non-space characters (trimmed of surrounding punctuation later).
 _TOKEN = re.compile(r"https?://\S+|\S+")
 # A blank line ends a sentence, as a full stop does: memory_text() puts one between a
@@ -119,6 +121,7 @@ _DAY_PARTS = {"morning", "afternoon", "evening", "night"}
 DROPPABLE_DATES = frozenset({"today", "tonight", "tomorrow", "yesterday", *_DAY_PARTS})
 DATE_WORDS = set(_MONTHS) | set(_WEEKDAYS) | {"weekend", "weekday", *DROPPABLE_DATES}
 DATE_WORDS |= {"eod", "eow", "eom", "eoq", "eoy", "christmas", "thanksgiving", "easter"}
+DATE_WORDS |= phrases.HOLIDAY_WORDS
 # "end of (the) (business) day" / "close of business" == "EOD", and so on for week to year.
 _END_OF = re.compile(
     r"\b(?:(?:end|close) of (?:the )?(?:business |working )?(day|week|month|quarter|year)"
@@ -133,6 +136,8 @@ _ZONES = frozenset(
     "utc gmt cet cest eet eest wet west bst ist jst kst aest aedt est edt cst cdt mst mdt pst pdt hst akst".split()
 )
 DROPPABLE_DATES |= _ZONES
+_ZONE_FAMILY = {a: f"zone:{z}" for z, abbrs in phrases.ZONE_ABBREVIATIONS.items() for a in abbrs}
+_ZONE_NAMES = frozenset(_ZONE_FAMILY.values())
 # "the third quarter" == "Q3"; "2024-06-30" == "30 June 2024".
 _NTH_QUARTER = re.compile(
     r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\b", re.IGNORECASE
@@ -156,7 +161,9 @@ _SPAN_PLACES = ("first", "second", "third", "fourth", "last")
 _SPAN_WORD = {"previous": "last", "coming": "next", "following": "next", "final": "last"}
 _SPAN_DAY = {"span:this-day": "today", "span:next-day": "tomorrow", "span:last-day": "yesterday"}
 _SPAN_OF = re.compile(
-    r"\b(" + "|".join((*_SPAN_PLACES, "final")) + r")\s+(week|weekend)\s+of\b", re.I
+    r"\b(" + "|".join((*_SPAN_PLACES, "final")) + r")\s+(?:business\s+|working\s+)?"
+    r"(day|week|weekend)\s+of\b",
+    re.I,
 )
 _AFTER_NEXT = re.compile(r"\b(day|week|month|year)\s+after\s+next\b", re.I)
 _SPAN = re.compile(
@@ -166,7 +173,16 @@ _SPAN = re.compile(
 )
 DROPPABLE_DATES |= {f"span:{w}-{u}" for w in ("this", "next", "last", "same") for u in _SPAN_UNITS}
 DROPPABLE_DATES |= {f"span:{u}-after-next" for u in _SPAN_UNITS}
-DROPPABLE_DATES |= {f"span:{u}-of-{o}" for u in ("week", "weekend") for o in _SPAN_PLACES}
+DROPPABLE_DATES |= {f"span:{u}-of-{o}" for u in ("day", "week", "weekend") for o in _SPAN_PLACES}
+DROPPABLE_DATES |= phrases.PHASES | phrases.NTH_SPANS
+
+
+def droppable_date(term: str) -> bool:
+    """A date term a rewording may leave out while adding none (`DROPPABLE_DATES`, a side of
+    a moment, a counting convention)."""
+    return term in DROPPABLE_DATES or term.startswith(phrases.PREFIXES)
+
+
 # A hyphenated name in a named slot ("the S3 bucket acme-logs-prod", "Prometheus job
 # billing-api"): an identifier, not a compound ("billing-api" / "billing-worker" is another
 # job). Names with "_" or "/" are identifiers already.
@@ -175,11 +191,21 @@ _SLOT_NOUNS = (
     "topic cluster database table repo repository branch host account role group index stream "
     "pipeline environment env region profile tenant org dataset"
 ).split()
+# ... and these in the singular only ("instances auto-stop", "flags client-side": a verb or
+# an adverb follows their plural).
+_SLOT_NOUNS_ONE = (
+    "balancer replica gateway endpoint chart image function container volume subnet vpc "
+    "instance server node domain zone secret flag registry runner proxy deployment worker "
+    "schedule folder subaccount user label"
+).split()
 _SLOT = re.compile(
-    r"\b(?:" + "|".join(_SLOT_NOUNS) + r")s?\s+(?:named\s+|called\s+)?"
+    r"\b(?:(?:(?:" + "|".join(_SLOT_NOUNS) + r")s?|" + "|".join(_SLOT_NOUNS_ONE) + r")\s+"
+    r"(?:named\s+|called\s+)?|(?:named|called)\s+)"
     r"([A-Za-z0-9][\w.]*(?:-[\w.]+)+)",
     re.IGNORECASE,
 )
+# A one-word name said as one ("the cluster named atlas", "code-named Bluebird").
+_NAMED = re.compile(r"\b(?:named|called|code-?named)\s+([A-Za-z][\w.]*\w)", re.I)
 
 # Clock times, normalised to 24-hour HH:MM ("5 pm" == "17:00", "midnight" == "00:00"): a time
 # is a date-like value for the dates guard, not two numbers and an identifier.
@@ -238,7 +264,8 @@ _ALT_WEEKDAY = re.compile(
 # Fractions said in words: they match the other text's percentage or ratio ("sampled at
 # 25%" == "a quarter of the events") softly, never one the other must have.
 _FRACTIONS = (
-    (re.compile(r"\bthree[ -]quarters\b", re.I), ("75", "0.75")),
+    (re.compile(r"\bthreequarters\b", re.I), ("75", "0.75")),  # `phrases.rewrite`'s
+    (re.compile(r"\ba pair of\b", re.I), ("2",)),
     (re.compile(r"\b(?:a|one)[ -]quarter\b", re.I), ("25", "0.25")),
     (re.compile(r"\b(?:a|one)[ -]third\b", re.I), ("33", "0.33", "33.3")),
     (re.compile(r"\b(?:a|one)[ -]tenth\b", re.I), ("10", "0.1")),
@@ -280,6 +307,7 @@ for _names, _kind, _factor in (
     ("h hr hrs hour hours", "duration", 3600.0),
     ("d day days", "duration", 86400.0),
     ("week weeks wk wks", "duration", 604800.0),
+    ("fortnight fortnights", "duration", 1209600.0),
     ("month months", "duration", 31536000.0 / 12),
     ("year years yr yrs", "duration", 31536000.0),
     # Binary, as engineers mostly mean them: "1 GB (1024 MB)", "8 KB" == "8192 bytes".
@@ -297,15 +325,17 @@ for _names, _kind, _factor in (
 _AMOUNT_WORDS = {
     "a": 1.0, "an": 1.0, "one": 1.0, "half a": 0.5, "half an": 0.5, "a half": 0.5,
     "every": 1.0, "per": 1.0, "each": 1.0, "a quarter of a": 0.25, "a quarter of an": 0.25,
-    "three quarters of a": 0.75, "three quarters of an": 0.75, "half": 0.5, "quarter": 0.25,
+    "threequarters of a": 0.75, "threequarters of an": 0.75, "half": 0.5, "quarter": 0.25,
+    "quarter of a": 0.25, "quarter of an": 0.25,
 }  # fmt: skip
 # "a minute and a half" == "90 s", "two hours and a half" == "2.5 hours".
 _AND_A_HALF = re.compile(r"\s+and\s+a\s+half\b", re.IGNORECASE)
 _QUANTITY = re.compile(
-    r"(?<![\w.])(?<![A-Za-z]-)(\d+(?:\.\d+)?|half an?|(?:a|three) quarters? of an?|half|quarter|an?|one"
+    r"(?<![\w.,])(?<![A-Za-z]-)(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|half an?|(?:a )?quarter of an?|threequarters of an?"
+    r"|half|quarter|an?|one"
     r"|every|per|each"
     r"|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|forty"
-    r"|fifty|sixty|ninety|hundred)\s*-?\s*("
+    r"|fifty|sixty|ninety|hundred)\s*-?\s*(?:(?:full|whole|entire)\s+)?("
     + "|".join(sorted(_UNITS, key=len, reverse=True))
     + r")\b(?![.:]\w)",
     re.IGNORECASE,
@@ -803,11 +833,24 @@ class Analysis:
     # Quantities stated without a digit ("an hour", "every minute"): they match a number of
     # the other text but are not numbers the other must have.
     soft_numbers: frozenset[str] = frozenset()
+    # Hyphenated names in a named slot, exactly as written ("bucket acme-data-exports").
+    slot_names: frozenset[str] = frozenset()
+    # (side, first word) of each moment named: ("before", "deploy").
+    moments: frozenset[tuple[str, str]] = frozenset()
 
 
 def norm_word(word: str) -> str:
     """Lower-case, drop a possessive 's and '-', '_', apostrophes: kebab-case == kebab case."""
     return re.sub(r"[-_'’]", "", re.sub(r"['’]s$", "", word.lower()))
+
+
+# Cloud regions named in one word (Azure's "westeurope", "eastus2", "japaneast").
+_REGION = re.compile(
+    r"(?:north|south|east|west|central|northcentral|southcentral|westcentral|southeast|northeast)"
+    r"(?:us|europe|asia|india)\d?|(?:uk|japan|australia|canada|korea|france|germany|brazil|uae"
+    r"|switzerland|norway|sweden|poland|italy|qatar|israel|mexico|spain|newzealand|southafrica"
+    r"|chile|indonesia|malaysia|taiwan)(?:north|south|east|west|central|southeast|westcentral)\d?"
+)
 
 
 def _is_identifier(tok: str) -> bool:
@@ -824,6 +867,8 @@ def _is_identifier(tok: str) -> bool:
         return False  # k8s, i18n, a11y: words for the model to align, not ids
     if _COUNTED_NOUN.fullmatch(tok):
         return False  # "2,000-article", "3-node": a number (compared) and a word
+    if _REGION.fullmatch(tok.lower()):
+        return True  # "westeurope", "uksouth": a cloud region's name
     if any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok):
         return True
     if any(c in tok for c in "/\\#@=$~") or "::" in tok:
@@ -982,8 +1027,8 @@ def _token(raw: str) -> tuple[_Token | None, bool]:
         if tok.isalpha() and tok[0].isupper() and len(capitals) >= 2 and _CAMEL.search(tok):
             if len(_CAMEL_INITIALS) < CAMEL_INITIALS_MAX or ident in _CAMEL_INITIALS:
                 _CAMEL_INITIALS[ident] = capitals.lower()
-    elif _is_compound(tok):
-        compound = norm_word(tok)
+    elif _is_compound(tok) and not _QUANTITY.fullmatch(tok):
+        compound = norm_word(tok)  # "60-second" is a quantity, compared by its value
     parts = tuple(p for p in map(_word, _WORD.findall(tok)) if p is not None)
     return (
         _Token(
@@ -1023,14 +1068,21 @@ def analyse(text: str) -> Analysis:
     placed_contrasts: list[tuple[int, tuple[int, str]]] = []
     sentence_start = True
     text = _APPROX.sub("", text)  # "~50 builds" == "about 50 builds"
+    text = phrases.rewrite(text)  # "Monday to Friday" == "weekdays", "12/31/2025", ...
     text = _END_OF.sub(lambda m: "eo" + (m.group(1) or "d")[0].lower(), text)
     text = _NTH_QUARTER.sub(lambda m: f"Q{_nth(m.group(1))[0]}", text)
-    identifiers |= {norm_word(v.rstrip(".")) for v in _SLOT.findall(text)} - {""}
+    slot_names = frozenset(v.rstrip(".").lower() for v in _SLOT.findall(text)) - {""}
+    slot_names |= {v.lower() for v in _NAMED.findall(text) if v.lower() not in STOPWORDS}
+    identifiers |= {norm_word(v) for v in slot_names} - {""}
     text = _ISO_DATE.sub(
         lambda m: f"{_CALENDAR[int(m.group(2)) - 1]} {int(m.group(3))} {m.group(1)}", text
     )
     # Dates said as phrases: spans from now, places in a month, seasons.
     said = _spans(text) | {x.lower() for m in _SEASON.findall(text) for x in m if x}
+    said |= phrases.terms(text)  # "early" / "mid-December", "their first week"
+    for z in said & _ZONE_NAMES:  # "Pacific time" == "PST"
+        vocab |= set(phrases.ZONE_ABBREVIATIONS[z.removeprefix("zone:")])
+    moments = phrases.moments(text)  # "before" / "after the earnings call"
     dates |= said
     vocab |= said
     multiples = _MULTIPLE.findall(text)
@@ -1049,7 +1101,7 @@ def analyse(text: str) -> Analysis:
     text = _ALT_WEEKDAY.sub(one_alternate, text)
     dates |= alternate
     vocab |= alternate
-    fractions = _fraction_readings(text)
+    fractions = _fraction_readings(text) | phrases.soft_values(text)
     nth = {f"{_nth(o)}-{d.lower()}" for o, d in _NTH_WEEKDAY.findall(_ALT_WEEKDAY.sub(" ", text))}
     dates |= nth
     vocab |= nth
@@ -1085,6 +1137,7 @@ def analyse(text: str) -> Analysis:
             if p.date is not None:
                 dates.add(p.date)
                 vocab.add(p.date)  # "Dec" says "december"
+                vocab.add(_ZONE_FAMILY.get(p.date, p.date))  # "PST" says "Pacific time"
             elif p.may and not sentence_start:
                 dates.add("may")
             if p.contrast is not None:
@@ -1127,6 +1180,8 @@ def analyse(text: str) -> Analysis:
         content_words=tuple(content),
         anchors=tuple(anchors),
         words=tuple(words),
+        slot_names=slot_names,
+        moments=moments,
     )
 
 
@@ -1241,17 +1296,22 @@ def _spans(text: str) -> set[str]:
 
 
 def changed_periods(a: Analysis, b: Analysis) -> tuple[list[str], list[str]]:
-    """The periods two texts say only softly ("daily" / "weekly", "every hour" / "every half
-    hour", "every other week" / "every week") when both say one and no reading of either is
-    among the other's quantities: a changed schedule. Else two empty lists."""
-    pa, pb = _soft_periods(a), _soft_periods(b)
-    if not pa or not pb or pa & (b.numbers | b.soft_numbers) or pb & (a.numbers | a.soft_numbers):
-        return [], []
-    return sorted(pa), sorted(pb)
+    """The periods or ratios two texts say only softly ("daily" / "weekly", "every hour" /
+    "every half hour", "a fortnight" / "a month", "double" / "triple", "half" / "a quarter")
+    when both say one of a kind and no reading of either is among the other's quantities: a
+    changed schedule or share. Else two empty lists."""
+    for kind in ("duration:", "ratio:", "unit:"):
+        pa, pb = _soft_periods(a, kind), _soft_periods(b, kind)
+        if not pa or not pb:
+            continue
+        if pa & (b.numbers | b.soft_numbers) or pb & (a.numbers | a.soft_numbers):
+            continue
+        return sorted(pa), sorted(pb)
+    return [], []
 
 
-def _soft_periods(a: Analysis) -> frozenset[str]:
-    return frozenset(n for n in a.soft_numbers - a.numbers if n.startswith("duration:"))
+def _soft_periods(a: Analysis, kind: str) -> frozenset[str]:
+    return frozenset(n for n in a.soft_numbers - a.numbers if n.startswith(kind))
 
 
 def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
@@ -1266,7 +1326,7 @@ def _quantities(text: str) -> tuple[set[str], set[str], set[str]]:
             continue  # a word glued to a unit letter is a word: "tend" is no "ten d"
         kind, factor = _UNITS[unit]
         if amount[0].isdigit():
-            value = float(amount) * factor
+            value = float(amount.replace(",", "")) * factor  # "10,000 ms"
             consumed.add(_norm_number(amount))
             target = hard
         elif amount in NUMBER_WORDS or amount in _MORE_NUMBER_WORDS:
@@ -1455,6 +1515,26 @@ def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
             continue
         out.append(t)
     return sorted(out)
+
+
+def changed_slot_names(a: Analysis, b: Analysis) -> tuple[list[str], list[str]]:
+    """(slot names only `a` writes, only `b` writes) compared exactly, when each has one;
+    else two empty lists (a name dropped on one side is no substitution)."""
+    new, old = sorted(a.slot_names - b.slot_names), sorted(b.slot_names - a.slot_names)
+    return (new, old) if new and old else ([], [])
+
+
+def changed_moments(a: Analysis, b: Analysis) -> tuple[list[str], list[str]]:
+    """The sides of one moment the two texts take differently ("before the deploy" /
+    "after the deploy"), as "before:deploy" terms; else two empty lists. A moment named on
+    one side only, or with the same side, is no change; nor where one text is negated
+    ("don't run it during business hours" / "only run it outside business hours")."""
+    if a.negated != b.negated:
+        return [], []
+    only_a, only_b = a.moments - b.moments, b.moments - a.moments
+    new = sorted(f"{r}:{w}" for r, w in only_a if any(w2 == w for _, w2 in only_b))
+    old = sorted(f"{r}:{w}" for r, w in only_b if any(w2 == w for _, w2 in only_a))
+    return (new, old) if new and old else ([], [])
 
 
 def _bare_id(term: str) -> str:
