@@ -21,7 +21,8 @@ quarter of an hour", "one full day", "a pair of", "the second half of the year",
 it was read): US zones said in words ("Pacific time" == "PST"), "this morning" (today),
 the minute of every hour, the unit a value is kept in ("epoch seconds" / "milliseconds"),
 "half a million" / "a million and a half", holidays of more than one word and more
-one-word holidays, a one-word name said as one ("the cluster named atlas"), "10,000 ms".
+one-word holidays, a one-word name said as one ("the cluster named atlas"), "10,000 ms",
+a cron schedule as one identifier, ISO 8601 durations ("P14D"), "the first full week of".
 
 Left unvetoed, and why: names that are plain words ("team Falcon", "branch develop", "tag
 stable"), a zone said by its city ("Berlin time" / "New York time"); read softly
@@ -62,7 +63,7 @@ BOUNDS = {
     # stop 41, measured once with the gate before it was read: trap_date 31, trap_id 18,
     # trap_number 1; 14 rewordings vetoed
     "gate_pairs_train11.jsonl": {
-        "trap_date": 13, "trap_id": 14, "trap_number": 0, "same_values_reworded": 13,
+        "trap_date": 10, "trap_id": 14, "trap_number": 0, "same_values_reworded": 13,
     },
 }  # fmt: skip
 

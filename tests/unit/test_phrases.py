@@ -58,6 +58,11 @@ def _hard(old: str, new: str) -> list[str]:
         ("Traffic tripled after the launch.", "Traffic quadrupled after the launch.", "numbers"),
         ("Staging gets half the memory of prod.", "Staging gets a third of the memory of prod.",
          "numbers"),
+        # a cron schedule, an ISO duration, the n-th full week
+        ("Backups run on `30 2 * * *`.", "Backups run on `30 2 * * 1`.", "identifiers"),
+        ("Tokens live for P7D.", "Tokens live for P1M.", "numbers"),
+        ("The offsite is the first full week of May.", "The offsite is the last full week of May.",
+         "dates"),
         # the unit a value is kept in; a scale said with a half
         ("Durations are logged in seconds.", "Durations are logged in milliseconds.",
          "numbers"),
@@ -111,6 +116,8 @@ def test_a_changed_value_said_as_a_phrase_is_vetoed(old: str, new: str, guard: s
         ("The demo is this afternoon.", "The demo is today."),
         ("The list holds half a million addresses.", "The list holds 500,000 addresses."),
         ("Caches flush every 5 seconds.", "Caches flush every 5,000 milliseconds."),
+        ("Tokens live for P7D.", "Tokens live for seven days."),
+        ("The job times out after PT90M.", "The job times out after 90 minutes."),
     ],
 )  # fmt: skip
 def test_the_same_value_said_another_way_is_not_vetoed(old: str, new: str) -> None:

@@ -44,36 +44,30 @@ _TENS_ORDINAL = re.compile(
     r"\b(the\s+)(twenty|thirty)[- ](first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)\b",
     re.IGNORECASE,
 )
-_UNITS_ORDINAL = {
-    w: n
-    for n, w in enumerate("first second third fourth fifth sixth seventh eighth ninth".split(), 1)
-}
+_ORDINALS = "first second third fourth fifth sixth seventh eighth ninth"
+_UNITS_ORDINAL = {w: n for n, w in enumerate(_ORDINALS.split(), 1)}
 _HOUR_OF_DAY = re.compile(  # not "half past nine in the morning": `text` reads that
     r"(?<!past )(?<!after )(?<!to )(?<!before )\b(\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
     r"(?:\s+o['’]clock)?\s+in\s+the\s+(morning|afternoon|evening)\b",
     re.IGNORECASE,
 )
-_HOUR_WORDS = {
-    w: n
-    for n, w in enumerate(
-        "one two three four five six seven eight nine ten eleven twelve".split(), 1
-    )
-}
+_HOURS = "one two three four five six seven eight nine ten eleven twelve"
+_HOUR_WORDS = {w: n for n, w in enumerate(_HOURS.split(), 1)}
 _HALF_YEAR = re.compile(
     r"\b(?:the\s+)?(first|second|1st|2nd)\s+half\s+of\s+(?:the\s+year|(\d{4}))\b", re.IGNORECASE
 )
+_MONTH = "(" + "|".join(_MONTHS) + ")"
 _MONTH_RANGE = re.compile(
-    r"\b(?:between\s+)?("
-    + "|".join(_MONTHS)
-    + r")\s*(?:to|through|thru|and|until|-|–)\s*("
-    + "|".join(_MONTHS)
-    + r")\b",
+    rf"\b(?:between\s+)?{_MONTH}\s*(?:to|through|thru|and|until|-|–)\s*{_MONTH}\b"
 )
 # "half a million" == "500,000", "a million and a half" == "1.5 million".
 _HALF_SCALE = re.compile(r"\bhalf\s+an?\s+(thousand|million|billion)\b", re.IGNORECASE)
 _SCALE_AND_HALF = re.compile(
     r"\b(?:a|one)\s+(thousand|million|billion)\s+and\s+a\s+half\b", re.IGNORECASE
 )
+# ISO 8601 durations of one unit ("P14D" == "14 days", "PT30M" == "30 minutes").
+_ISO_DURATION = re.compile(r"\bP(T?)(\d+)([YMWDHS])\b")
+_ISO_UNITS = {"Y": "years", "M": "months", "W": "weeks", "D": "days", "H": "hours", "S": "seconds"}
 # "three quarters of an hour", "3 quarters of the budget": one fraction, not a number 3.
 _THREE_QUARTERS = re.compile(r"\b(?:three|3)[ -]quarters\b", re.IGNORECASE)
 
@@ -141,7 +135,13 @@ _REWRITES: tuple[tuple[tuple[str, ...], re.Pattern[str], Any], ...] = (
     (("half",), _HALF_SCALE, lambda m: f"0.5 {m.group(1)}"),
     (("half",), _SCALE_AND_HALF, lambda m: f"1.5 {m.group(1)}"),
     (("quarters",), _THREE_QUARTERS, "threequarters"),
+    (("p",), _ISO_DURATION, lambda m: f"{m.group(2)} {_iso_unit(m.group(1), m.group(3))}"),
 )
+
+
+def _iso_unit(time: str, unit: str) -> str:
+    return "minutes" if time and unit == "M" else _ISO_UNITS[unit]
+
 
 _PERIODS = (
     r"(?:" + "|".join(_MONTHS) + r"|sprint|quarter|year|month|week|cycle|release|season"

@@ -161,7 +161,7 @@ _SPAN_PLACES = ("first", "second", "third", "fourth", "last")
 _SPAN_WORD = {"previous": "last", "coming": "next", "following": "next", "final": "last"}
 _SPAN_DAY = {"span:this-day": "today", "span:next-day": "tomorrow", "span:last-day": "yesterday"}
 _SPAN_OF = re.compile(
-    r"\b(" + "|".join((*_SPAN_PLACES, "final")) + r")\s+(?:business\s+|working\s+)?"
+    r"\b(" + "|".join((*_SPAN_PLACES, "final")) + r")\s+(?:full\s+|business\s+|working\s+)?"
     r"(day|week|weekend)\s+of\b",
     re.I,
 )
@@ -204,6 +204,7 @@ _SLOT = re.compile(
     r"([A-Za-z0-9][\w.]*(?:-[\w.]+)+)",
     re.IGNORECASE,
 )
+_CRON = re.compile(r"(?<![\w*/,-])((?:[\d*/,-]+[ \t]+){4}[\d*/,-]+)(?![\w*/,-])")
 # A one-word name said as one ("the cluster named atlas", "code-named Bluebird").
 _NAMED = re.compile(r"\b(?:named|called|code-?named)\s+([A-Za-z][\w.]*\w)", re.I)
 
@@ -1073,6 +1074,8 @@ def analyse(text: str) -> Analysis:
     text = _NTH_QUARTER.sub(lambda m: f"Q{_nth(m.group(1))[0]}", text)
     slot_names = frozenset(v.rstrip(".").lower() for v in _SLOT.findall(text)) - {""}
     slot_names |= {v.lower() for v in _NAMED.findall(text) if v.lower() not in STOPWORDS}
+    # A cron schedule is one identifier ("0 4 * * *" / "0 4 * * 0": daily / on Sundays).
+    identifiers |= {"cron:" + "_".join(m.split()) for m in _CRON.findall(text) if "*" in m}
     identifiers |= {norm_word(v) for v in slot_names} - {""}
     text = _ISO_DATE.sub(
         lambda m: f"{_CALENDAR[int(m.group(2)) - 1]} {int(m.group(3))} {m.group(1)}", text
