@@ -349,6 +349,15 @@ def test_stdio_answers_a_request_it_cannot_parse(env: dict[str, str], tmp_path: 
         for line in ("{}", "hello", '{"jsonrpc":"2.0","id":6,"method":"ping"'):
             got = ask(line)
             assert got["id"] is None and got["error"]["code"] in (-32600, -32700), line
+        # An id that is no string or integer parses as a notification in the SDK, which
+        # answered nothing: an invalid-request error with a null id, and the session goes on.
+        for bad in ("1.5", '{"n":1}', "null", "true", "[8]"):
+            got = ask('{"jsonrpc":"2.0","id":' + bad + ',"method":"ping"}')
+            assert got["id"] is None and got["error"]["code"] == -32600, bad
+            assert "string or an integer" in got["error"]["message"]
+        # A notification is still answered by nothing: the next answer is the next request's.
+        proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n')
+        assert ask({"jsonrpc": "2.0", "id": 8, "method": "ping"})["id"] == 8
         # A byte-order mark before a request: served as if it were not there.
         assert ask('\ufeff{"jsonrpc":"2.0","id":7,"method":"ping"}') == {
             "jsonrpc": "2.0",

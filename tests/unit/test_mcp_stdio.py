@@ -6,7 +6,7 @@ import json
 
 import pytest
 from mcp import types
-from memsieve.mcp.stdio import error_reply, repaired
+from memsieve.mcp.stdio import error_reply, invalid_id_reply, repaired
 from pydantic import ValidationError
 
 
@@ -103,3 +103,36 @@ def test_a_request_nested_past_the_parser_gets_a_parse_error_with_its_id() -> No
     # An id inside the nesting is not the request's.
     inner = '{"jsonrpc":"2.0","method":"ping","params":{"id":1,"x":' + "[" * 1500
     assert reply(inner + "]" * 1500 + "}}") is None
+
+
+@pytest.mark.parametrize(
+    ("ident", "kind"),
+    [("1.5", "a number with a fraction"), ('{"a":1}', "an object"), ("null", "null"),
+     ("false", "a boolean"), ("[1]", "a list")],
+)  # fmt: skip
+def test_a_request_whose_id_is_no_string_or_integer_gets_invalid_request(
+    ident: str, kind: str
+) -> None:
+    line = '{"jsonrpc":"2.0","id":' + ident + ',"method":"tools/call","params":{"x":"s3cr3t"}}\n'
+    # What the SDK would do: read it as a notification (which nobody answers).
+    assert isinstance(types.jsonrpc_message_adapter.validate_json(line, by_name=False),
+                      types.JSONRPCNotification)  # fmt: skip
+    out = invalid_id_reply(line)
+    assert out is not None
+    got = json.loads(out.message.model_dump_json(exclude_unset=True))
+    assert got["id"] is None and got["error"]["code"] == types.INVALID_REQUEST
+    assert got["error"]["message"].endswith(kind) and "s3cr3t" not in json.dumps(got)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"jsonrpc":"2.0","id":3,"method":"ping"}',
+        '{"jsonrpc":"2.0","id":"x","method":"ping"}',
+        '{"jsonrpc":"2.0","method":"notifications/x","params":{"id":1.5}}',  # a nested id
+        '{"jsonrpc":"2.0","id":1.5,"result":{}}',  # a response, not a request
+        "{not json",
+    ],
+)
+def test_other_lines_are_left_to_the_sdk(line: str) -> None:
+    assert invalid_id_reply(line) is None

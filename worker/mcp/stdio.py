@@ -8,16 +8,26 @@ id is still readable is answered here with a JSON-RPC error instead (-32700 for 
 server cannot read, -32600 for a message of the wrong shape); the reason names positions and
 fields, never the caller's values. Anything else (no id: a notification, or no JSON at all)
 goes to the server as before.
+
+A request whose id is neither a string nor an integer (1.5, an object, null, true) parses:
+the SDK's models drop the id and read it as a notification, which nobody answers. Each
+stdin line is therefore screened before the SDK reads it (`invalid_id_reply`), and such a
+request is answered with an invalid-request error and a null id (MCP: an id is a string or
+an integer, never null).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
+from collections import deque
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server import stdio as sdk_stdio
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
@@ -26,28 +36,87 @@ from pydantic import ValidationError
 async def run_stdio(server: Any) -> None:
     """Serve `server` (an MCPServer) over stdio, as `MCPServer.run_stdio_async` does."""
     lowlevel = server._lowlevel_server  # noqa: SLF001 - run_stdio_async's own call, below
-    async with stdio_server() as (read, write):
-        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    # stdin as the SDK claims it (fd 0 then reads the null device), each line screened first.
+    buffer, release = sdk_stdio._claim_fd(0, sys.stdin, "rb", sdk_stdio._open_stdin_diversion)  # noqa: SLF001
+    text = sdk_stdio._UnownedTextWrapper(buffer, encoding="utf-8", errors="replace")  # noqa: SLF001
+    verdicts: deque[SessionMessage | None] = deque()
+    stdin = _Screened(anyio.wrap_file(text), verdicts)
+    try:
+        async with stdio_server(stdin=stdin) as (read, write):  # type: ignore[arg-type]
+            await _serve(lowlevel, read, write, verdicts)
+    finally:
+        if release is not None:
+            release()  # fd 0 back on the wire
 
-        async def relay() -> None:
-            async with send:
-                async for item in read:
-                    if isinstance(item, Exception):
-                        try:
-                            fixed, reply = repaired(item), error_reply(item)
-                        except Exception:  # noqa: BLE001 - never stop the relay on a line
-                            fixed = reply = None
-                        if fixed is not None:
-                            item = fixed  # served as if the mark had not been there
-                        elif reply is not None:
-                            await write.send(reply)
-                            continue
-                    await send.send(item)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(relay)
-            await lowlevel.run(receive, write, lowlevel.create_initialization_options())
-            tg.cancel_scope.cancel()
+class _Screened:
+    """Stdin's lines as they come, with each line's verdict (`invalid_id_reply`) queued in
+    line order: the SDK's reader turns every line into exactly one item, in order."""
+
+    def __init__(self, lines: Any, verdicts: deque[SessionMessage | None]) -> None:
+        self.lines, self.verdicts = lines, verdicts
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in self.lines:
+            try:
+                self.verdicts.append(invalid_id_reply(line))
+            except Exception:  # noqa: BLE001 - never stop the reader on a line
+                self.verdicts.append(None)
+            yield line
+
+
+async def _serve(lowlevel: Any, read: Any, write: Any, verdicts: deque[Any]) -> None:
+    send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+    async def relay() -> None:
+        async with send:
+            async for item in read:
+                verdict = verdicts.popleft() if verdicts else None
+                if verdict is not None:
+                    await write.send(verdict)
+                    continue
+                if isinstance(item, Exception):
+                    try:
+                        fixed, reply = repaired(item), error_reply(item)
+                    except Exception:  # noqa: BLE001 - never stop the relay on a line
+                        fixed = reply = None
+                    if fixed is not None:
+                        item = fixed  # served as if the mark had not been there
+                    elif reply is not None:
+                        await write.send(reply)
+                        continue
+                await send.send(item)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(relay)
+        await lowlevel.run(receive, write, lowlevel.create_initialization_options())
+        tg.cancel_scope.cancel()
+
+
+def invalid_id_reply(line: str) -> SessionMessage | None:
+    """The invalid-request error (null id) answering a request whose id is no string or
+    integer; None for every other line (the SDK and `error_reply` deal with those)."""
+    if '"id"' not in line:
+        return None
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None  # the SDK fails to parse it too: `error_reply` answers
+    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+        return None
+    if "id" not in message:
+        return None
+    ident = message["id"]
+    if isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool)):
+        return None
+    kind = {float: "a number with a fraction", dict: "an object", list: "a list"}.get(
+        type(ident), "null" if ident is None else "a boolean"
+    )
+    reason = f"a request's id must be a string or an integer, not {kind}"
+    error = types.JSONRPCError(
+        jsonrpc="2.0", id=None, error=types.ErrorData(code=types.INVALID_REQUEST, message=reason)
+    )
+    return SessionMessage(error)
 
 
 def error_reply(exc: Exception) -> SessionMessage | None:
