@@ -1,6 +1,4 @@
-"""Values said as phrases, for the guards' text analysis (`memsieve.gate.text`).
-
-Four kinds of reading, all pure:
+"""Values said as phrases, for the guards' text analysis (`memsieve.gate.text`); all pure:
 
 - `rewrite` turns a phrase into the form the analysis already compares, so that a value said
   two ways reads as one ("Monday to Friday" == "weekdays", "12/31/2025" == "December 31
@@ -15,9 +13,8 @@ Four kinds of reading, all pure:
 - `soft_values` reads a ratio said as a verb or a fraction ("double" / "triple", "half" /
   "a quarter") and the unit a value is kept in ("as epoch seconds" / "milliseconds").
 
-The terms are dates a rewording may leave out (droppable) but not replace; a soft value
-matches the other text's number or percentage and vetoes only against another of its kind
-that differs (`memsieve.gate.text.changed_periods`).
+The terms are dates a rewording may leave out but not replace; a soft value matches the
+other's number and vetoes only against another of its kind (`text.changed_periods`).
 """
 
 from __future__ import annotations
@@ -160,13 +157,11 @@ _PHASE_OF |= {"middle": "mid", "mid": "mid", "end": "end", "close": "end", "late
 # The n-th span of something counted ("after their first week", "in the second month"); the
 # n-th week of a month is read by `memsieve.gate.text` ("the first week of August").
 _NTH_SPAN = re.compile(
-    r"\b(first|second|third|fourth)\s+(day|week|month|quarter|year|sprint|shift)s?\b"
-    r"(?!\s+of\b)",
-    re.IGNORECASE,
+    r"\b(first|second|third|fourth)\s+(day|week|month|quarter|year|sprint|shift)s?\b(?!\s+of\b)",
+    re.I,
 )
-# Which side of a moment ("before" / "after the earnings call", "during" / "outside business
-# hours"), with the moment's first word: a converse rewording names another moment ("A
-# before B" / "B after A") and is left alone.
+# Which side of a moment ("before" / "after the earnings call"), with the moment's first word:
+# a converse names another moment ("A before B" / "B after A") and is left alone.
 _RELATION = re.compile(
     r"\b(before|prior to|ahead of|after|following|outside(?: of)?|during|within|inside)\s+"
     r"(?:the\s+|a\s+|an\s+|our\s+|each\s+|every\s+)?([A-Za-z0-9:]+)",
@@ -224,12 +219,15 @@ _MULTIPLY = re.compile(
     re.IGNORECASE,
 )
 _RATIO_OF = {"doubl": 2.0, "tripl": 3.0, "quadrupl": 4.0, "halv": 0.5}
-_FRACTION = (
-    (re.compile(r"\bthreequarters\b", re.I), 0.75),
-    (re.compile(r"\b(?:a|one)[ -]quarter\b(?!\s+(?:past|after|to|before)\s+\d)", re.I), 0.25),
-    (re.compile(r"\b(?:a|one)[ -]third\b", re.I), 1 / 3),
-    (re.compile(r"\b(?:a|one)[ -]tenth\b", re.I), 0.1),
-    (re.compile(r"\bhalf\b(?!\s+(?:past|after|to|before)\s+\d)", re.I), 0.5),
+# Fractions in words, with their readings as a number: they match the other text's number
+# softly ("sampled at 25%" == "a quarter of the events"); "a pair of" reads as 2 the same way.
+_FRACTION: tuple[tuple[re.Pattern[str], float | None, tuple[str, ...]], ...] = (
+    (re.compile(r"\bthreequarters\b", re.I), 0.75, ("75", "0.75")),  # `rewrite`'s
+    (re.compile(r"\ba pair of\b", re.I), None, ("2",)),
+    (re.compile(r"\b(?:a|one)[ -]quarter\b", re.I), 0.25, ("25", "0.25")),
+    (re.compile(r"\b(?:a|one)[ -]third\b", re.I), 1 / 3, ("33", "0.33", "33.3")),
+    (re.compile(r"\b(?:a|one)[ -]tenth\b", re.I), 0.1, ("10", "0.1")),
+    (re.compile(r"\bhalf\b(?!\s+(?:past|after|to|before)\s+\d)", re.I), 0.5, ("50", "0.5")),
 )
 
 
@@ -285,15 +283,18 @@ _IN_UNIT = re.compile(
 
 
 def soft_values(text: str) -> set[str]:
-    """Each ratio `text` says in words, as "ratio:2" (a multiplier also with its readings as a
-    number: "2", and "200" for a percentage; a fraction's are `memsieve.gate.text`'s), and
-    each unit a value is said to be in ("unit:seconds"): soft numbers."""
+    """Soft numbers: each ratio said in words as "ratio:2", with its readings as a number ("2",
+    "200" for a percentage), and each unit a value is said to be in ("unit:seconds")."""
     low = text.lower()
     out = {f"unit:{m.group(1).lower()}" for m in _IN_UNIT.finditer(text)}
     if any(w in low for w in ("doubl", "tripl", "quadrupl", "halv")):
         for m in _MULTIPLY.finditer(text):
             v = _RATIO_OF[(m.group(1) or m.group(2)[:-1]).lower()]
             out |= {f"ratio:{v:.4g}", f"{v:.12g}", f"{v * 100:.12g}"}
-    if any(w in low for w in ("quarter", "third", "tenth", "half")):
-        out |= {f"ratio:{v:.4g}" for pattern, v in _FRACTION if pattern.search(text)}
+    if any(w in low for w in ("quarter", "third", "tenth", "half", "pair")):
+        for pattern, share, readings in _FRACTION:
+            if pattern.search(text):
+                out.update(readings)
+                if share is not None:
+                    out.add(f"ratio:{share:.4g}")
     return out

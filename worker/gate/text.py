@@ -262,20 +262,6 @@ _ALT_WEEKDAY = re.compile(
     + r")\b",
     re.IGNORECASE,
 )
-# Fractions said in words: they match the other text's percentage or ratio ("sampled at
-# 25%" == "a quarter of the events") softly, never one the other must have.
-_FRACTIONS = (
-    (re.compile(r"\bthreequarters\b", re.I), ("75", "0.75")),  # `phrases.rewrite`'s
-    (re.compile(r"\ba pair of\b", re.I), ("2",)),
-    (re.compile(r"\b(?:a|one)[ -]quarter\b", re.I), ("25", "0.25")),
-    (re.compile(r"\b(?:a|one)[ -]third\b", re.I), ("33", "0.33", "33.3")),
-    (re.compile(r"\b(?:a|one)[ -]tenth\b", re.I), ("10", "0.1")),
-    (re.compile(r"\bhalf\b(?!\s+(?:past|after|to|before)\s+\d)", re.I), ("50", "0.5")),
-)
-
-
-def _fraction_readings(text: str) -> set[str]:
-    return {r for pattern, readings in _FRACTIONS if pattern.search(text) for r in readings}
 
 
 def _quarter_hours(text: str) -> str:
@@ -1104,7 +1090,7 @@ def analyse(text: str) -> Analysis:
     text = _ALT_WEEKDAY.sub(one_alternate, text)
     dates |= alternate
     vocab |= alternate
-    fractions = _fraction_readings(text) | phrases.soft_values(text)
+    fractions = phrases.soft_values(text)  # ratios, fractions, "in seconds"
     nth = {f"{_nth(o)}-{d.lower()}" for o, d in _NTH_WEEKDAY.findall(_ALT_WEEKDAY.sub(" ", text))}
     dates |= nth
     vocab |= nth
