@@ -178,8 +178,9 @@ DROPPABLE_DATES |= phrases.PHASES | phrases.NTH_SPANS
 
 
 def droppable_date(term: str) -> bool:
-    """A date term a rewording may leave out while adding none (`DROPPABLE_DATES`, a side of
-    a moment, a counting convention)."""
+    """A date term a rewording may leave out while adding none (`DROPPABLE_DATES`, a counting
+    convention, a zone said in words, the minute of every hour); the sides of one moment are
+    compared apart (`changed_moments`)."""
     return term in DROPPABLE_DATES or term.startswith(phrases.PREFIXES)
 
 
@@ -820,7 +821,8 @@ class Analysis:
     # Quantities stated without a digit ("an hour", "every minute"): they match a number of
     # the other text but are not numbers the other must have.
     soft_numbers: frozenset[str] = frozenset()
-    # Hyphenated names in a named slot, exactly as written ("bucket acme-data-exports").
+    # Names in a named slot or said as names, exactly as written ("bucket acme-data-exports",
+    # "the cluster named atlas").
     slot_names: frozenset[str] = frozenset()
     # (side, first word) of each moment named: ("before", "deploy").
     moments: frozenset[tuple[str, str]] = frozenset()
@@ -1285,10 +1287,11 @@ def _spans(text: str) -> set[str]:
 
 
 def changed_periods(a: Analysis, b: Analysis) -> tuple[list[str], list[str]]:
-    """The periods or ratios two texts say only softly ("daily" / "weekly", "every hour" /
-    "every half hour", "a fortnight" / "a month", "double" / "triple", "half" / "a quarter")
-    when both say one of a kind and no reading of either is among the other's quantities: a
-    changed schedule or share. Else two empty lists."""
+    """The periods, ratios or units two texts say only softly ("daily" / "weekly", "every hour"
+    / "every half hour", "a fortnight" / "a month", "double" / "triple", "half" / "a
+    quarter", "in seconds" / "in milliseconds") when both say one of a kind and no reading of
+    either is among the other's quantities: a changed schedule, share or unit. Else two
+    empty lists."""
     for kind in ("duration:", "ratio:", "unit:"):
         pa, pb = _soft_periods(a, kind), _soft_periods(b, kind)
         if not pa or not pb:
