@@ -24,10 +24,13 @@ the minute of every hour, the unit a value is kept in ("epoch seconds" / "millis
 one-word holidays, a one-word name said as one ("the cluster named atlas"), "10,000 ms",
 a cron schedule as one identifier, ISO 8601 durations ("P14D"), "the first full week of".
 
+Stop 42 (`memsieve.gate.shorthand`): "7B parameters" / "7 billion", "three nines" /
+"99.9%", "half past six in the evening" / "18:30"; "in advance" / "in arrears" and "after
+account creation" / "closure" as contrasts.
+
 Left unvetoed, and why: names that are plain words ("team Falcon", "branch develop", "tag
 stable"), a zone said by its city ("Berlin time" / "New York time"); read softly
-by the judge. Left vetoed: "1.3B" (a size) / "1.3 billion", "vCPUs" / "virtual CPUs",
-"three nines" / "99.9%".
+by the judge. Left vetoed: "vCPUs" / "virtual CPUs".
 """
 
 from __future__ import annotations
@@ -58,12 +61,12 @@ BOUNDS = {
     },
     # stop 41's start: trap_date 14, trap_id 13, trap_number 2; 16 rewordings vetoed
     "gate_pairs_train10.jsonl": {
-        "trap_date": 1, "trap_id": 6, "trap_number": 0, "same_values_reworded": 3,
+        "trap_date": 1, "trap_id": 6, "trap_number": 0, "same_values_reworded": 2,
     },
     # stop 41, measured once with the gate before it was read: trap_date 31, trap_id 18,
     # trap_number 1; 14 rewordings vetoed
     "gate_pairs_train11.jsonl": {
-        "trap_date": 10, "trap_id": 14, "trap_number": 0, "same_values_reworded": 13,
+        "trap_date": 10, "trap_id": 14, "trap_number": 0, "same_values_reworded": 11,
     },
 }  # fmt: skip
 

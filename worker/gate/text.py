@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memsieve.gate import phrases
+from memsieve.gate import phrases, shorthand
 
 # A token: a URL, or a run of non-space characters (trimmed of surrounding punctuation later).
 _TOKEN = re.compile(r"https?://\S+|\S+")
@@ -592,6 +592,9 @@ CONTRAST_GROUPS: tuple[frozenset[str], ...] = tuple(
         "global local",
         "blocking nonblocking",
         "mutable immutable",
+        "advance arrears",
+        "prepaid postpaid",
+        "opening creation closure",
     )
 )
 # Generic nouns a rewording swaps freely: words for the place, the artefact or the process a
@@ -1058,6 +1061,7 @@ def analyse(text: str) -> Analysis:
     sentence_start = True
     text = _APPROX.sub("", text)  # "~50 builds" == "about 50 builds"
     text = phrases.rewrite(text)  # "Monday to Friday" == "weekdays", "12/31/2025", ...
+    text = shorthand.rewrite(text)  # "a 7B model", "three nines", "$2B"
     text = _END_OF.sub(lambda m: "eo" + (m.group(1) or "d")[0].lower(), text)
     text = _NTH_QUARTER.sub(lambda m: f"Q{_nth(m.group(1))[0]}", text)
     slot_names = frozenset(v.rstrip(".").lower() for v in _SLOT.findall(text)) - {""}
@@ -1079,7 +1083,7 @@ def analyse(text: str) -> Analysis:
     multiples = _MULTIPLE.findall(text)
     text = _PERCENTILE.sub(r"p\1", spell_out_numbers(text.translate(_DASHES)))
     ratios = _ratio_readings(multiples, text)
-    times, text = _times(_clock_words(_quarter_hours(text)))
+    times, text = _times(_clock_words(shorthand.clock_parts(_quarter_hours(text))))
     dates |= times
     vocab |= times
     alternate: set[str] = set()
