@@ -5,6 +5,9 @@
   "1.3B parameters", "2.5B rows", "$2B") == "7 billion ...": "B" alone after a number is
   bytes ("a 512B header"), so the reading needs the counted noun or the sign;
 - availability in nines ("three nines" == "99.9%", "five 9s" == "99.999%");
+- `zones`: a US zone named right after a clock time, in a word or its short form ("9:30 AM
+  Pacific" == "9:30 PT" == "9:30 Pacific time"), and a European zone in words ("Central
+  European Time" == "CET");
 - `clock_parts`: a clock time said with a part of the day ("half past six in the evening" ==
   "18:30", "quarter to eight at night" == "19:45"), once `text` has read the quarter hour.
 """
@@ -71,6 +74,31 @@ _REWRITES: tuple[tuple[tuple[str, ...], re.Pattern[str], Any], ...] = (
     (("$", "€", "£"), _MONEY_SCALE, lambda m: f"{m.group(1)}{m.group(2)} billion"),
     (("nines", "9s"), _NINES, _nines),
 )
+
+
+# A US zone right after a clock time: "10 AM Pacific", "9:30 PT", "16:00 Eastern".
+_ZONE_AFTER_TIME = re.compile(
+    r"\b\d{1,2}(?::\d{2})?\s*(?:[AaPp]\.?[Mm]\.?\s*)?(Pacific|Mountain|Central|Eastern|PT|MT|CT|ET)\b"
+    r"(?!\s+(?:European|Europe|Africa|African|Asia|Asian|Australia|Australian|Indonesia))"
+)
+_ZONE_OF = {"pt": "pacific", "mt": "mountain", "ct": "central", "et": "eastern"}
+# A European zone in words ("Central European Time" == "CET"), read as its abbreviation.
+_EUROPEAN = re.compile(r"\b(Central|Eastern|Western)\s+European\s+(Summer\s+)?Time\b")
+
+
+def zones(text: str) -> tuple[set[str], set[str]]:
+    """The zones `text` names in words or after a clock time ("zone:pacific", "cet"), and
+    the words that named them (no names of things)."""
+    found: set[str] = set()
+    words: set[str] = set()
+    for m in _ZONE_AFTER_TIME.finditer(text):
+        z = m.group(1).lower()
+        found.add(f"zone:{_ZONE_OF.get(z, z)}")
+        words.add(z)
+    for m in _EUROPEAN.finditer(text):
+        found.add(m.group(1)[0].lower() + "e" + ("s" if m.group(2) else "") + "t")
+        words |= {w.lower() for w in m.group(0).split()}
+    return found, words
 
 
 def clock_parts(text: str) -> str:

@@ -44,8 +44,9 @@ _NUMERONYM = re.compile(r"[a-z]\d{1,2}[a-z]{1,2}")
 _DASHES = str.maketrans({"\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2212": "-"})
 # A number joined to the noun it counts ("a 2,000-article set", "a 3-node cluster").
 _COUNTED_NOUN = re.compile(r"\d[\d,.]*-[A-Za-z]+(?:-[A-Za-z]+)*")
-# A possessive on a token ("foo.lock's" == "foo.lock"; "PR's" == "PR").
-_POSSESSIVE = re.compile(r"['’]s$")
+# A possessive on a token, and the sentence's punctuation after it ("foo.lock's" ==
+# "foo.lock"; "PR's" == "PR"; "than the API's." == "API").
+_POSSESSIVE = re.compile(r"['’]s[.,;:!?…]*$")
 # What closes a token: a closing quote, backtick, bracket or emphasis, then anything of a
 # possessive and sentence punctuation ("`foo.lock`.", "(`make test`),", "`foo.lock`'s.").
 # The wrapper ends the token, so everything from it on is cut, whatever the order.
@@ -323,7 +324,8 @@ _QUANTITY = re.compile(
     r"|half|quarter|an?|one"
     r"|every|per|each"
     r"|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|forty"
-    r"|fifty|sixty|ninety|hundred)\s*-?\s*(?:(?:full|whole|entire)\s+)?("
+    r"|fifty|sixty|ninety|hundred)\s*-?\s*(?:(?:full|whole|entire|idle|consecutive|straight"
+    r"|successive|additional|extra|more|further|continuous|inactive)\s+)?("
     + "|".join(sorted(_UNITS, key=len, reverse=True))
     + r")\b(?![.:]\w)",
     re.IGNORECASE,
@@ -469,6 +471,9 @@ def spell_out_numbers(text: str) -> str:
 
 # Phrases that negate what follows as "not" does ("use X, not Y" == "use X rather than Y").
 _CONTRASTIVE = re.compile(r"\b(?:rather than|instead of|in place of|as opposed to)\b", re.I)
+# Verbs that negate the verb after them ("fails to pick up" == "does not pick up", "refuses
+# to provision", "is unable to reach").
+_FAILS_TO = re.compile(r"\b(?:fail(?:s|ed)?|refus(?:e|es|ed)|unable)\s+to\s+[a-z]", re.I)
 
 NEGATORS = {
     "not",
@@ -683,6 +688,14 @@ CONTRAST_ALIASES: dict[str, str] = {
     "sec": "s",
     "secs": "s",
     "warn": "warning",
+    # Members of one group that say the same value ("big" == "large", "finish" == "end").
+    "big": "large",
+    "finish": "end",
+    "fewer": "less",
+    "earlier": "early",
+    "later": "late",
+    "passes": "succeeds",
+    "destination": "target",
 }
 
 
@@ -714,7 +727,23 @@ ANTONYM_FORMS: tuple[str, ...] = (
     "grant/grants/granted revoke/revokes/revoked",
     "lock/locks/locked unlock/unlocks/unlocked",
     "pin/pins/pinned unpin/unpins/unpinned/float/floating",
-    "ignore/ignores/ignored respect/respects/respected/honour/honours/honoured",
+    "ignore/ignores/ignored respect/respects/respected/honour/honours/honoured/"
+    "honor/honors/honored/obey/obeys/obeyed/follow/follows/followed",
+    "throw/throws/threw/thrown swallow/swallows/swallowed",
+    "compress/compresses/compressed/compressing/compression "
+    "uncompressed/decompress/decompresses/decompressed/decompression",
+    "extend/extends/extended/lengthen/lengthens/lengthened "
+    "shorten/shortens/shortened/truncate/truncates/truncated",
+    "converge/converges/converged diverge/diverges/diverged",
+    "improve/improves/improved/improvement degrade/degrades/degraded/degradation/"
+    "regress/regresses/regressed/regression/worsen/worsens/worsened",
+    "escalate/escalates/escalated suppress/suppresses/suppressed/silence/silences/silenced/"
+    "mute/mutes/muted",
+    "single multiple/many",
+    "short/shorter/shortest long/longer/longest",
+    "keep/keeps/kept/keeping/retain/retains/retained/preserve/preserves/preserved "
+    "delete/deletes/deleted/deleting/purge/purges/purged/discard/discards/discarded",
+    "dark light",
 )
 
 # Opposite members of one polar pair (a rule and its reverse, a side and the other side),
@@ -758,7 +787,7 @@ POLAR_FORMS: tuple[str, ...] = (
     "oldest/earliest newest/latest",
     "uppercase lowercase",
     "above below",
-    "fast/faster/fastest/quick/quicker slow/slower/slowest",
+    "fast/faster/fastest/quick/quicker/quickly slow/slower/slowest/slowly",
     "large/larger/largest/big/bigger small/smaller/smallest",
     "online offline",
     "visible/show/shows/shown hidden/hide/hides",
@@ -977,7 +1006,10 @@ def _word(part: str) -> _Part | None:
         number=NUMBER_WORDS.get(w),
         date=date,
         may=date is None and part == "May",
-        contrast=(_CONTRAST_INDEX[w], CONTRAST_ALIASES.get(w, w)) if w in _CONTRAST_INDEX else None,
+        # "go through the mirror" is a verb; the language is written "Go".
+        contrast=(_CONTRAST_INDEX[w], CONTRAST_ALIASES.get(w, w))
+        if w in _CONTRAST_INDEX and part != "go"
+        else None,
         content=w not in STOPWORDS and not w.isdigit(),
         anchor=upper,
         entity=upper and singular not in DATE_WORDS and w not in _UNITS,  # "MB" is no name
@@ -1056,7 +1088,7 @@ def analyse(text: str) -> Analysis:
     words: list[str] = []
     content: list[str] = []
     anchors: list[str] = []
-    negated = bool(_CONTRASTIVE.search(text))
+    negated = bool(_CONTRASTIVE.search(text) or _FAILS_TO.search(text))
     placed_contrasts: list[tuple[int, tuple[int, str]]] = []
     sentence_start = True
     text = _APPROX.sub("", text)  # "~50 builds" == "about 50 builds"
@@ -1075,6 +1107,8 @@ def analyse(text: str) -> Analysis:
     # Dates said as phrases: spans from now, places in a month, seasons.
     said = _spans(text) | {x.lower() for m in _SEASON.findall(text) for x in m if x}
     said |= phrases.terms(text)  # "early" / "mid-December", "their first week"
+    zoned, zone_words = shorthand.zones(text)  # "9:30 AM Pacific" == "9:30 PT"
+    said |= zoned
     for z in said & _ZONE_NAMES:  # "Pacific time" == "PST"
         vocab |= set(phrases.ZONE_ABBREVIATIONS[z.removeprefix("zone:")])
     moments = phrases.moments(text)  # "before" / "after the earnings call"
@@ -1146,6 +1180,10 @@ def analyse(text: str) -> Analysis:
                 entities.add(w)
         sentence_start = ends_sentence
 
+    # A zone the text names is a date, not a name ("9:30 Pacific", "10:00 PT").
+    entities -= zone_words
+    for z in said & _ZONE_NAMES:
+        entities -= {z.removeprefix("zone:"), *phrases.ZONE_ABBREVIATIONS[z.removeprefix("zone:")]}
     contrasts = {c for i, c in placed_contrasts if _names_a_state(words, i)}
     # Joined runs let "kebab case" match "kebab-case" and "Pull Request" match "pullrequest".
     n = len(words)
@@ -1393,10 +1431,16 @@ def _file_named_by_stem(term: str, other: Analysis) -> bool:
     """`term` is a file ("pyproject.toml") the other text names by its stem ("pyproject"),
     and the other names no other file of that stem ("pyproject.cfg" stays a change)."""
     base, dot, ext = term.rpartition(".")
-    if not dot or ext not in _FILE_EXTENSIONS or not base or any(c in base for c in "/\\.:"):
+    if not dot or ext not in _FILE_EXTENSIONS or not base or any(c in base for c in "/\\:"):
         return False
-    if base not in other.vocabulary:
-        return False
+    if "." in base or base not in other.vocabulary:
+        # "docker-compose.yml" == "the Docker Compose file": each part of its stem said,
+        # and "file" with them
+        parts = re.split(r"[-_.]", base)
+        if len(parts) < 2 or "file" not in other.vocabulary:
+            return False
+        if not all(len(p) > 1 and p in other.vocabulary for p in parts):
+            return False
     return not any(i.startswith(base + ".") for i in other.identifiers)
 
 
@@ -1506,6 +1550,8 @@ def unmatched(terms: frozenset[str], other: Analysis) -> list[str]:
             continue
         if _zone_named_by_city(t, other) or _hyphen_parts_said(t, other) or _short_form(t, other):
             continue
+        if _segments_said(t, other) or _port_and_path(t, other) or _compound_variant(t, other):
+            continue
         # the plural of an identifier ("versionCodes"), which `stem` folds as "-es"
         if t.endswith("s") and t[:-1] in other.vocabulary:
             continue
@@ -1586,7 +1632,9 @@ CAMEL_INITIALS_MAX = 100_000
 _CAMEL_INITIALS: dict[str, str] = {}
 # A product name's technical suffix, dropped in its short form ("PostgreSQL" / "Postgres",
 # "MongoDB" / "Mongo").
-_NAME_SUFFIXES = {"sql": 5, "ql": 6, "db": 5}  # suffix -> the shortest stem it follows
+# suffix -> the shortest stem it follows; "file": a tool and its file ("Dockerfile" ==
+# "Docker", "Jenkinsfile" == "Jenkins").
+_NAME_SUFFIXES = {"sql": 5, "ql": 6, "db": 5, "file": 3, "files": 3}
 
 
 def is_product_name(term: str) -> bool:
@@ -1682,3 +1730,76 @@ def _said_in_words(term: str, other: Analysis) -> bool:
     if not eq or not name or not value or "=" in value:
         return False
     return name in other.vocabulary and (value in other.vocabulary or value in other.numbers)
+
+
+@lru_cache(maxsize=16384)
+def _segmentations(term: str, words: frozenset[str], names: frozenset[str]) -> bool:
+    """`term` (letters) is two or more of `words`, each of three letters or more, written
+    together, none of them part of one of `names`."""
+    n = len(term)
+    ok = [True] + [False] * n
+    pieces = [0] * (n + 1)
+    for end in range(3, n + 1):
+        for start in range(0, end - 2):
+            if not ok[start]:
+                continue
+            piece = term[start:end]
+            if any(piece in name for name in names):
+                continue
+            if piece in words or piece + "s" in words:
+                if not ok[end] or pieces[start] + 1 > pieces[end]:
+                    ok[end], pieces[end] = True, pieces[start] + 1
+    return ok[n] and pieces[n] >= 2
+
+
+def _segments_said(term: str, other: Analysis) -> bool:
+    """ "worker_prefetch_multiplier" == "the workers' prefetch multiplier": a name written
+    as one word (snake, kebab or camel case, read as one) whose words the other text says
+    as words, each of them, and not inside a name of its own ("new_checkout" / "new_cart
+    ... the checkout": "new" is new_cart's)."""
+    if len(term) < 8 or not term.isalpha():
+        return False
+    return _segmentations(term, frozenset(other.words), other.identifiers | other.compounds)
+
+
+_PORT_PATH = re.compile(r"(\d{2,5})(/[\w./-]*)")
+
+
+def _port_and_path(term: str, other: Analysis) -> bool:
+    """ ":8080/healthz" == "/healthz on port 8080": a port glued to a path, both of which
+    the other text says apart; or the path, which the other text glues to a port."""
+    m = _PORT_PATH.fullmatch(term)
+    if m is None:  # the path alone, the other glues a port to it (its numbers guard reads it)
+        return term.startswith("/") and any(
+            (p := _PORT_PATH.fullmatch(v)) is not None and p.group(2) == term
+            for v in other.identifiers
+        )
+    return m.group(1) in other.numbers and m.group(2) in other.vocabulary | other.identifiers
+
+
+_COMPOUND_PREFIXES = ("non", "pre", "post", "re", "un", "multi", "sub", "co", "auto", "self")
+
+
+def _compound_key(term: str) -> str:
+    """A compound with its inflection folded and the words after a prefix made one with
+    their synonyms ("re-embedded" == "re-embed", "non-prod" == "non-production")."""
+    for prefix in _COMPOUND_PREFIXES:
+        if term.startswith(prefix) and len(term) - len(prefix) >= 3:
+            return prefix + _fold(synonym_key(term[len(prefix) :]))
+    return _fold(term)
+
+
+def _fold(word: str) -> str:
+    word = stem(word)
+    if len(word) > 4 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+        word = word[:-1]  # "embedd" (from "embedded") == "embed"
+    return word
+
+
+def _compound_variant(term: str, other: Analysis) -> bool:
+    """A compound the other text writes in another inflection or with a synonym after its
+    prefix ("re-embedded" / "a full re-embed", "non-prod" / "non-production")."""
+    if not term.isalpha() or not other.compounds:
+        return False
+    key = _compound_key(term)
+    return any(_compound_key(c) == key for c in other.compounds if c.isalpha())
