@@ -80,3 +80,26 @@ def test_the_hard_guards_catch_the_traps_and_pass_the_rewordings(name: str) -> N
             missed[r["category"]] += 1
     for category, bound in BOUNDS[name].items():
         assert missed[category] <= bound, missed
+
+
+# `gate_pairs_train12.jsonl` (stop 42): a polarity probe, read by the judge's polarity rule
+# (`judge_shapes.polar_flips`: a flip is never the same fact). {category: (flips wanted,
+# most pairs read wrong)}; in the comments, before the work.
+POLAR_BOUNDS = {
+    "antonym_flip": (True, 31),  # 44 unread
+    "polarity_kept_reworded": (False, 5),  # 14 read as a flip
+    "converse_same": (False, 0),  # 4
+}
+
+
+def test_the_polarity_rule_reads_flips_and_restatements() -> None:
+    from memsieve.gate import judge_shapes
+
+    text = (DATA / "gate_pairs_train12.jsonl").read_text(encoding="utf-8")
+    wrong: Counter[str] = Counter()
+    for r in map(json.loads, text.splitlines()):
+        if r["category"] in POLAR_BOUNDS:
+            flips = judge_shapes.polar_flips(r["a"], r["b"]) > 0
+            wrong[r["category"]] += flips != POLAR_BOUNDS[r["category"]][0]
+    for category, (_, bound) in POLAR_BOUNDS.items():
+        assert wrong[category] <= bound, wrong

@@ -163,11 +163,22 @@ def polar_flips(text_a: str, text_b: str) -> int:
     na, _ = negation_scopes(text_a)
     nb, _ = negation_scopes(text_b)
     pairs = polar_pairs(text_a, text_b)
+    wa, wb = polar_words(text_a), polar_words(text_b)
     if any({x, y} == judge_converse.ORDER_WORDS for x, y in pairs) and judge_converse.order_kept(
-        polar_words(text_a), polar_words(text_b)
+        wa, wb
     ):
         pairs = [(x, y) for x, y in pairs if {x, y} != judge_converse.ORDER_WORDS]
+    if pairs and judge_converse.comparison_kept(wa, wb):
+        pairs = [(x, y) for x, y in pairs if not _comparative(x, y)]
+    if len(pairs) == 1 and judge_converse.restated_from_other_side(wa, wb):
+        return 0
     return sum(_fold(x) not in na and _fold(y) not in nb for x, y in pairs)
+
+
+def _comparative(x: str, y: str) -> bool:
+    """A comparison's two words ("faster" / "slower", "cheaper" / "expensive" as in "more
+    expensive")."""
+    return x.endswith("er") or y.endswith("er")
 
 
 @lru_cache(maxsize=4096)
