@@ -364,6 +364,10 @@ def test_stdio_answers_a_request_it_cannot_parse(env: dict[str, str], tmp_path: 
             "id": 7,
             "result": {},
         }
+        # ... and a bad id after one is refused as without it, not served as a notification.
+        got = ask('\ufeff{"jsonrpc":"2.0","id":7.5,"method":"ping"}')
+        assert got["id"] is None and got["error"]["code"] == -32600
+        assert ask({"jsonrpc": "2.0", "id": 9, "method": "ping"})["id"] == 9
     finally:
         proc.kill()
         proc.wait(timeout=30)

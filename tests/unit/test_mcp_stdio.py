@@ -124,6 +124,16 @@ def test_a_request_whose_id_is_no_string_or_integer_gets_invalid_request(
     assert got["error"]["message"].endswith(kind) and "s3cr3t" not in json.dumps(got)
 
 
+def test_a_bad_id_after_a_byte_order_mark_gets_invalid_request_too() -> None:
+    # Without the screen, `repaired` would serve it past the mark as a notification.
+    line = '\ufeff{"jsonrpc":"2.0","id":2.5,"method":"ping"}\n'
+    out = invalid_id_reply(line)
+    assert out is not None
+    got = json.loads(out.message.model_dump_json(exclude_unset=True))
+    assert got["id"] is None and got["error"]["code"] == types.INVALID_REQUEST
+    assert invalid_id_reply('\ufeff{"jsonrpc":"2.0","id":7,"method":"ping"}') is None
+
+
 @pytest.mark.parametrize(
     "line",
     [

@@ -99,7 +99,8 @@ def invalid_id_reply(line: str) -> SessionMessage | None:
     if '"id"' not in line:
         return None
     try:
-        message = json.loads(line)
+        # A byte-order mark before the request is read past, as `repaired` serves it.
+        message = json.loads(line.removeprefix("\ufeff"))
     except (ValueError, RecursionError):
         return None  # the SDK fails to parse it too: `error_reply` answers
     if not isinstance(message, dict) or not isinstance(message.get("method"), str):
