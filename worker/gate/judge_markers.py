@@ -25,7 +25,10 @@ UPDATE_MARKERS = re.compile(
 CHANGE_ANNOUNCED = re.compile(
     r"\b(?:has|have|had)\s+(?:passed|moved|switched|changed|migrated|been\s+(?:replaced|moved|"
     r"switched|turned\s+(?:on|off)|enabled|disabled|raised|lowered|increased|decreased|reduced|"
-    r"changed|renamed|migrated|handed\s+over))\b|\b(?:took|taken|takes)\s+over\b|"
+    r"changed|renamed|migrated|handed\s+over|dropped|lifted|removed|retired|deprecated|"
+    r"reverted|rolled\s+back|cancell?ed|discontinued|abandoned|scrapped|superseded|revoked|"
+    r"reversed))\b|\bno\s+more\b(?!\s+than)|, replacing\b|\bcut\s*over\s+to\b|\bin\s+favou?r\s+of\b|"
+    r"\b(?:took|taken|takes)\s+over\b|"
     r"\bhanded\s+over\b|\b(?:handed|passed)\s+(?:[\w'’-]+\s+){1,5}?over\s+to\b|"
     r"\b(?:reassigned|transferred)\s+(?:[\w'’-]+\s+){0,5}?to\b|\bchanged\s+(?:their|its|his|her|our|my)\s+minds?\b|\bno\s+longer\b|"
     r"\bfrom\s+now\s+on\b|\bgoing\s+forward\b|\b(?:moved|switched|migrated)\s+(?:to|from|over)\b|"
