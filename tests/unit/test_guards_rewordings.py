@@ -1,14 +1,17 @@
 """Rewordings the guards no longer veto (stop 42), each class beside the trap it must still
-catch: a tool and its file, a file or a config key said in words, a port glued to a path,
-a compound inflected or with a synonym after its prefix, a quantity with an adjective
-before its unit, a US zone after a clock time, two members of one contrast group that say
-the same value, "go" the verb, an acronym's possessive at a sentence's end. The sentences
-are the team's own, not the training sets'."""
+catch: values in shorthand (`memsieve.gate.shorthand`: a billion glued as "B", availability
+in nines, a clock time placed by a part of the day), a tool and its file, a file or a config
+key said in words, a port glued to a path, a compound inflected or with a synonym after its
+prefix, a quantity with an adjective before its unit, a US zone after a clock time, two
+members of one contrast group that say the same value, "go" the verb, an acronym's
+possessive at a sentence's end; billing in advance / in arrears as a contrast; and the
+polarity rule's opposites and restatements. The sentences are the team's own, not the
+training sets'."""
 
 from __future__ import annotations
 
 import pytest
-from memsieve.gate import guards, judge_shapes, text
+from memsieve.gate import guards, judge_shapes, shorthand, text
 from memsieve.gate.decide import Candidate, Incoming
 
 
@@ -42,6 +45,23 @@ def _vetoes(old: str, new: str) -> list[str]:
         ("All downloads go through the Artifactory proxy.",
          "Use the Artifactory proxy for every Python download."),
         ("The cache is faster than the API's.", "The cache is faster than the APIs."),
+        # values in shorthand (`memsieve.gate.shorthand`)
+        ("We distil the 13B model into a smaller one.",
+         "We distil the 13 billion parameter model into a smaller one."),
+        ("The embeddings table has 1.2B rows.", "The embeddings table has 1.2 billion rows."),
+        ("The corpus is 40B tokens.", "The corpus is forty billion tokens."),
+        ("The raise was $1.5B.", "The raise was $1.5 billion."),
+        ("Checkout must stay at 99.95% or better; the API at 99.99%.",
+         "Checkout must stay at 99.95% or better; the API at four nines."),
+        ("Object storage promises 99.999% durability.",
+         "Object storage promises five 9s of durability."),
+        ("The 7B model needs 16 GB.", "The 7 billion parameter model needs 16 GB."),
+        ("The cleanup cron runs at half past ten in the evening.",
+         "The cleanup cron runs at 22:30."),
+        ("Backups run at quarter to eight at night.", "Backups run at 19:45."),
+        ("The digest goes out at half past seven in the morning.",
+         "The digest goes out at 07:30."),
+        ("The freeze lifts at half past two at night.", "The freeze lifts at 02:30."),
     ],
 )  # fmt: skip
 def test_the_same_fact_said_another_way_is_not_vetoed(old: str, new: str) -> None:
@@ -68,6 +88,17 @@ def test_the_same_fact_said_another_way_is_not_vetoed(old: str, new: str) -> Non
         ("Big migrations need a design review.", "Small migrations need a design review.",
          "contrast"),
         ("Write the service in Go.", "Write the service in Python.", "contrast"),
+        # values in shorthand
+        ("Serve the 7B model on one GPU.", "Serve the 70B model on one GPU.", "numbers"),
+        ("The SLO is three nines.", "The SLO is four nines.", "numbers"),
+        ("The SLO is 99.9%.", "The SLO is five nines.", "numbers"),
+        ("The cleanup cron runs at half past ten in the evening.",
+         "The cleanup cron runs at 10:30.", "dates"),
+        ("Reports go out at six thirty in the evening.", "Reports go out at 6:30 am.", "dates"),
+        ("Support plans are billed in advance.", "Support plans are billed in arrears.",
+         "contrast"),
+        ("Keys rotate 30 days after account creation.",
+         "Keys rotate 30 days after account closure.", "contrast"),
     ],
 )  # fmt: skip
 def test_a_changed_value_is_still_vetoed(old: str, new: str, guard: str) -> None:
@@ -153,3 +184,11 @@ def test_a_statement_from_its_other_side_is_no_flip(old: str, new: str) -> None:
 )  # fmt: skip
 def test_the_same_sides_with_the_opposite_word_is_a_flip(old: str, new: str) -> None:
     assert judge_shapes.polar_flips(old, new) >= 1
+
+
+def test_a_bare_b_after_a_number_stays_bytes() -> None:
+    # "512B" with no counted noun after it is a size, and a lower-case "b" is never a billion.
+    assert shorthand.rewrite("The header is capped at 512B.") == "The header is capped at 512B."
+    assert shorthand.rewrite("a 7b model") == "a 7b model"
+    assert shorthand.rewrite("a 7B model") == "a 7 billion model"
+    assert _vetoes("The header is capped at 512B.", "The header is capped at 512 bytes.") == []
