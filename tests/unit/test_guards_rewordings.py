@@ -46,6 +46,7 @@ def _vetoes(old: str, new: str) -> list[str]:
          "Use the Artifactory proxy for every Python download."),
         ("The cache is faster than the API's.", "The cache is faster than the APIs."),
         # values in shorthand (`memsieve.gate.shorthand`)
+        ("Reviews take 40% of the week.", "Reviews take two fifths of the week."),
         ("We distil the 13B model into a smaller one.",
          "We distil the 13 billion parameter model into a smaller one."),
         ("The embeddings table has 1.2B rows.", "The embeddings table has 1.2 billion rows."),
@@ -89,6 +90,7 @@ def test_the_same_fact_said_another_way_is_not_vetoed(old: str, new: str) -> Non
          "contrast"),
         ("Write the service in Go.", "Write the service in Python.", "contrast"),
         # values in shorthand
+        ("Reviews take 40% of the week.", "Reviews take one fifth of the week.", "numbers"),
         ("Serve the 7B model on one GPU.", "Serve the 70B model on one GPU.", "numbers"),
         ("The SLO is three nines.", "The SLO is four nines.", "numbers"),
         ("The SLO is 99.9%.", "The SLO is five nines.", "numbers"),

@@ -4,7 +4,8 @@
 - a billion glued as "B" before what it counts or after a currency sign ("a 7B model",
   "1.3B parameters", "2.5B rows", "$2B") == "7 billion ...": "B" alone after a number is
   bytes ("a 512B header"), so the reading needs the counted noun or the sign;
-- availability in nines ("three nines" == "99.9%", "five 9s" == "99.999%");
+- availability in nines ("three nines" == "99.9%", "five 9s" == "99.999%"), and fifths of
+  something as a percentage ("one fifth of the sprint" == "20% of the sprint");
 - `zones`: a US zone named right after a clock time, in a word or its short form ("9:30 AM
   Pacific" == "9:30 PT" == "9:30 Pacific time"), and a European zone in words ("Central
   European Time" == "CET");
@@ -28,6 +29,10 @@ _BILLIONS = re.compile(
 )
 # A currency sign says the glued letter is a scale: "$2B" == "$2 billion".
 _MONEY_SCALE = re.compile(r"([$€£])(\d+(?:\.\d+)?)\s?([bB])\b")
+# Fifths of something as the percentage they are ("one fifth of the capacity" == "20% of
+# the capacity"): "fifth" alone is an ordinal ("a fifth attempt"), so "of" must follow.
+_FIFTHS = re.compile(r"\b(a|one|two|three|four)[ -]fifths?(?=\s+of\b)", re.IGNORECASE)
+_FIFTHS_COUNT = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4}
 _NINES = re.compile(r"\b(two|three|four|five|six|2|3|4|5|6)\s+(?:nines|9s)\b", re.IGNORECASE)
 _NINES_COUNT = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 # A clock time `text` has written as "H:MM", then the part of the day that places it.
@@ -73,6 +78,7 @@ _REWRITES: tuple[tuple[tuple[str, ...], re.Pattern[str], Any], ...] = (
     (("B",), _BILLIONS, _billions),
     (("$", "€", "£"), _MONEY_SCALE, lambda m: f"{m.group(1)}{m.group(2)} billion"),
     (("nines", "9s"), _NINES, _nines),
+    (("fifth",), _FIFTHS, lambda m: f"{_FIFTHS_COUNT[m.group(1).lower()] * 20}%"),
 )
 
 
