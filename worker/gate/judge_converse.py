@@ -21,6 +21,15 @@ ORDER_WORDS = frozenset({"before", "after"})
 _KEY_LETTERS = 5
 
 
+def _keys(ws: Sequence[str]) -> frozenset[str]:
+    """An operand's content words, each by its first letters."""
+    return frozenset(
+        word_key(w)[:_KEY_LETTERS]
+        for w in ws
+        if w.isalnum() and w not in gtext.STOPWORDS and len(w) > 1
+    )
+
+
 def operands(text_words: Sequence[str]) -> tuple[frozenset[str], frozenset[str]] | None:
     """(content words of what comes first, of what comes second) around the one "before" /
     "after" of a text's words and marks (`judge_shapes.polar_words`: "prior to" is "before");
@@ -33,18 +42,13 @@ def operands(text_words: Sequence[str]) -> tuple[frozenset[str], frozenset[str]]
     i = at[0]
     order = words[i]
 
-    def keys(ws: list[str]) -> frozenset[str]:
-        return frozenset(
-            word_key(w)[:_KEY_LETTERS]
-            for w in ws
-            if w.isalnum() and w not in gtext.STOPWORDS and len(w) > 1
-        )
-
     left, right = words[:i], words[i + 1 :]
-    if not keys(left) and "," in right:  # a fronted clause: "Before Y, X"
+    if not _keys(left) and "," in right:  # a fronted clause: "Before Y, X"
         comma = right.index(",")
         left, right = right[comma + 1 :], right[:comma]
-    first, second = (keys(left), keys(right)) if order == "before" else (keys(right), keys(left))
+    first, second = (
+        (_keys(left), _keys(right)) if order == "before" else (_keys(right), _keys(left))
+    )
     return first, second
 
 
@@ -70,14 +74,7 @@ def _than_operands(
     if len(at) != 1:
         return None
 
-    def keys(ws: list[str]) -> frozenset[str]:
-        return frozenset(
-            word_key(w)[:_KEY_LETTERS]
-            for w in ws
-            if w.isalnum() and w not in gtext.STOPWORDS and len(w) > 1
-        )
-
-    return keys(words[: at[0]]), keys(words[at[0] + 1 :])
+    return _keys(words[: at[0]]), _keys(words[at[0] + 1 :])
 
 
 def comparison_kept(words_a: Sequence[str], words_b: Sequence[str]) -> bool:

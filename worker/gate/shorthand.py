@@ -1,5 +1,5 @@
-"""Values said in engineers' shorthand, rewritten by `rewrite` in the form the guards' text analysis
-(`memsieve.gate.text`) already compares; pure, each regex gated by a trigger word:
+"""Values said in engineers' shorthand, rewritten by `rewrite` in the form the guards' text
+analysis (`memsieve.gate.text`) already compares; pure, each regex gated by a trigger word:
 
 - a billion glued as "B" before what it counts or after a currency sign ("a 7B model",
   "1.3B parameters", "2.5B rows", "$2B") == "7 billion ...": "B" alone after a number is
